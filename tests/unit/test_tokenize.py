@@ -1,0 +1,51 @@
+"""The script-routed tokenizer: stems per language, bigrams for CJK, stopwords out, numbers kept."""
+
+from stores.tokenize import tokenize
+
+
+def test_russian_inflections_share_one_term():
+    forms = ["книга", "книги", "книгу", "книгой", "книгах"]
+    terms = {tuple(tokenize(form)) for form in forms}
+    assert len(terms) == 1 and len(next(iter(terms))) == 1
+
+
+def test_russian_question_matches_inflected_passage_words():
+    question = set(tokenize("Сколько очков уступила защита?"))
+    passage = set(tokenize("Защиту Пэнтерс обвиняли: она уступила всего 308 очков."))
+    assert {tokenize("защита")[0], tokenize("очков")[0], tokenize("уступила")[0]} <= question & passage
+
+
+def test_english_is_stemmed_and_stopwords_dropped():
+    assert tokenize("The runners were running") == tokenize("runner run")
+    assert tokenize("the of and is") == []
+
+
+def test_russian_stopwords_dropped_and_yo_folded():
+    assert tokenize("и в на что") == []
+    assert tokenize("ёлка") == tokenize("елка")
+
+
+def test_digits_kept_and_underscores_split():
+    assert tokenize("Super_Bowl_50 in 2016") == ["super", "bowl", "50", "2016"]
+
+
+def test_chinese_becomes_character_bigrams():
+    assert tokenize("黑豹队") == ["黑豹", "豹队"]
+    assert tokenize("豹") == ["豹"]
+    # Punctuation separates runs: no bigram crosses it.
+    assert "队防" not in tokenize("黑豹队，防守")
+
+
+def test_mixed_text_routes_each_token_by_script():
+    terms = tokenize("Running бегущих 跑步 42")
+    assert terms == ["run", tokenize("бегущих")[0], "跑步", "42"]
+    assert tokenize("бегущих")[0] != "бегущих"
+
+
+def test_cjk_glued_to_latin_or_digits_is_split():
+    assert tokenize("5月iPhone") == ["5", "月", "iphon"]
+
+
+def test_empty_and_punctuation_only():
+    assert tokenize("") == []
+    assert tokenize(" ,.;!? — ") == []
