@@ -1,0 +1,291 @@
+"""Language identification and sentence splitting that keep offsets into the original text.
+
+Chunking and knowledge-strip refinement both need sentences that are exact substrings of the source, so every
+splitter here returns character spans; `split_sentences` just slices them out.
+
+Splitters: razdel for Russian (and other Cyrillic languages pysbd lacks), pysbd for English and the other
+languages pysbd supports, a regex on 。！？； and newlines for Chinese, a generic punctuation regex otherwise.
+Every splitter runs on blocks of at most a few thousand characters (paragraphs, then windows cut at likely
+sentence ends), which keeps pysbd, whose cost grows faster than linearly, quick on 100k-character inputs.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import Any
+
+UNDETERMINED = "und"
+"""Returned by `detect_language` for text with no letters (empty, digits, punctuation)."""
+
+SHORT_TEXT_LETTERS = 12
+"""Below this many letters the statistical model is unreliable; the writing system decides instead."""
+
+MIN_CONFIDENCE = 0.5
+"""py3langid normalized probability under which the writing system's default language is preferred."""
+
+_LANGID_SAMPLE_CHARS = 4000
+_BLOCK_CHARS = 2000
+_PYSBD_LANGUAGES = frozenset([
+    "en", "hi", "mr", "zh", "es", "am", "ar", "hy", "bg", "ur", "ru", "pl",
+    "fa", "nl", "da", "fr", "my", "el", "it", "ja", "de", "kk", "sk",
+])
+_RAZDEL_LANGUAGES = frozenset(["ru", "uk", "be"])
+_CHINESE_LANGUAGES = frozenset(["zh", "yue", "wuu", "cmn", "lzh", "gan", "hak", "nan"])
+
+_ZH_BOUNDARY = re.compile(r"[。！？；!?;]+[”’」』〕）)\]\"']*|\n")
+_GENERIC_BOUNDARY = re.compile(
+    r"[.!?。！？；]+[\"'”’»)\]]*(?=\s+[\"'“‘«(\[]?[A-ZА-ЯЁ\d\u00C0-\u00DE])|[。！？；]+"
+)
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n\s*")
+_STRUCTURAL_LINE = re.compile(r"[ \t]*(?:#{1,6}[ \t]|[-*+•][ \t]|\d{1,3}[.)][ \t])")
+_HEADING_LINE = re.compile(r"[ \t]*#{1,6}[ \t]")
+_SOFT_BREAK = re.compile(r"\n|[.!?][\"'”’»)\]]*\s|[。！？；]+[”’」』〕）)\]\"']*")
+
+
+# ----------------------------------------------------------------------------------------------- language
+
+
+@cache
+def _identifier() -> Any:
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+
+
+def _script_counts(text: str) -> dict[str, int]:
+    counts = {"letters": 0, "han": 0, "kana": 0, "hangul": 0, "cyrillic": 0, "latin": 0}
+    for char in text:
+        if not char.isalpha():
+            continue
+        counts["letters"] += 1
+        code = ord(char)
+        if 0x4E00 <= code <= 0x9FFF or 0x3400 <= code <= 0x4DBF or 0xF900 <= code <= 0xFAFF:
+            counts["han"] += 1
+        elif 0x3040 <= code <= 0x30FF:
+            counts["kana"] += 1
+        elif 0xAC00 <= code <= 0xD7AF or 0x1100 <= code <= 0x11FF:
+            counts["hangul"] += 1
+        elif 0x0400 <= code <= 0x04FF:
+            counts["cyrillic"] += 1
+        elif code < 0x0250:
+            counts["latin"] += 1
+    return counts
+
+
+def _script_default(text: str, counts: dict[str, int]) -> str | None:
+    """The most likely language of a writing system, used where the statistics are too thin to trust."""
+    if counts["cyrillic"] * 2 >= counts["letters"]:
+        lowered = text.lower()
+        if any(char in lowered for char in "іїєґ"):
+            return "uk"
+        return "be" if "ў" in lowered else "ru"
+    if counts["latin"] * 2 >= counts["letters"]:
+        return "en"
+    return None
+
+
+def detect_language(text: str) -> str:
+    """ISO 639-1 code of the text's language ('en', 'ru', 'zh', ...).
+
+    Rules, in order: no letters at all -> 'und'; mostly Han characters -> 'zh' ('ja' when kana make up at
+    least a tenth of the letters, 'ko' for mostly Hangul), because py3langid confuses short Chinese with
+    Cantonese or Japanese; otherwise py3langid over the first 4000 characters, except that text with fewer
+    than 12 letters, or a py3langid confidence under 0.5, takes its writing system's default: Cyrillic -> 'ru'
+    ('uk' / 'be' when their own letters appear), Latin -> 'en'.
+    """
+    sample = text[:_LANGID_SAMPLE_CHARS]
+    counts = _script_counts(sample)
+    letters = counts["letters"]
+    if letters == 0:
+        return UNDETERMINED
+    if counts["hangul"] * 2 >= letters:
+        return "ko"
+    if (counts["han"] + counts["kana"]) * 2 >= letters:
+        return "ja" if counts["kana"] * 10 >= letters else "zh"
+    default = _script_default(sample, counts)
+    if letters < SHORT_TEXT_LETTERS and default:
+        return default
+    language, confidence = _identifier().classify(sample)
+    if confidence < MIN_CONFIDENCE and default:
+        return default
+    return normalize_language(language)
+
+
+def normalize_language(language: str | None) -> str:
+    """Lower-case base code: 'zh-CN' / 'zh_Hans' / 'yue' -> 'zh', 'ru-RU' -> 'ru', None/'' -> 'und'."""
+    if not language:
+        return UNDETERMINED
+    base = re.split(r"[-_]", language.strip().lower(), maxsplit=1)[0]
+    return "zh" if base in _CHINESE_LANGUAGES else base or UNDETERMINED
+
+
+# ----------------------------------------------------------------------------------------------- sentences
+
+
+def split_sentences(text: str, language: str) -> list[str]:
+    """Sentences as exact substrings of `text`, without surrounding whitespace, in order."""
+    return [text[start:end] for start, end in sentence_spans(text, language)]
+
+
+def sentence_spans(text: str, language: str) -> list[tuple[int, int]]:
+    """(start, end) character offsets of the sentences of `text`, in order, trimmed of whitespace.
+
+    The spans never overlap and every non-whitespace character of `text` lies inside one of them. Blank lines
+    and Markdown headings / list items always end a sentence; for Chinese every newline does.
+    """
+    language = normalize_language(language)
+    spans: list[tuple[int, int]] = []
+    for block_start, block_end in _blocks(text):
+        block = text[block_start:block_end]
+        for start, end in _segment(block, language):
+            spans.append((block_start + start, block_start + end))
+    return _cover_everything(text, spans)
+
+
+def _segment(block: str, language: str) -> list[tuple[int, int]]:
+    if language in _CHINESE_LANGUAGES:
+        return _split_at(block, _ZH_BOUNDARY)
+    if language in _RAZDEL_LANGUAGES:
+        return _razdel_spans(block)
+    if language in _PYSBD_LANGUAGES:
+        spans = _pysbd_spans(block, language)
+        if spans is not None:
+            return spans
+    return _split_at(block, _GENERIC_BOUNDARY)
+
+
+def _razdel_spans(block: str) -> list[tuple[int, int]]:
+    from razdel import sentenize
+
+    return [(piece.start, piece.stop) for piece in sentenize(block)]
+
+
+@cache
+def _pysbd_segmenter(language: str) -> Any:
+    import pysbd
+
+    return pysbd.Segmenter(language=language, clean=False)
+
+
+def _pysbd_spans(block: str, language: str) -> list[tuple[int, int]] | None:
+    """pysbd returns strings, not offsets: walk the block matching their non-space characters.
+
+    Returns None when pysbd altered the text (it may, on odd input), so the caller can fall back.
+    """
+    spans = []
+    cursor = 0
+    for sentence in _pysbd_segmenter(language).segment(block):
+        wanted = [char for char in sentence if not char.isspace()]
+        if not wanted:
+            continue
+        while cursor < len(block) and block[cursor].isspace():
+            cursor += 1
+        start = cursor
+        for char in wanted:
+            while cursor < len(block) and block[cursor].isspace():
+                cursor += 1
+            if cursor >= len(block) or block[cursor] != char:
+                return None
+            cursor += 1
+        spans.append((start, cursor))
+    return spans
+
+
+def _split_at(block: str, boundary: re.Pattern[str]) -> list[tuple[int, int]]:
+    """Cut after every match of `boundary`; the pieces are trimmed and empty ones dropped."""
+    spans = []
+    start = 0
+    for match in boundary.finditer(block):
+        spans.append((start, match.end()))
+        start = match.end()
+    spans.append((start, len(block)))
+    return [trimmed for span in spans if (trimmed := trim_span(block, *span))]
+
+
+def trim_span(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """(start, end) narrowed to exclude surrounding whitespace; None when only whitespace is left."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return (start, end) if start < end else None
+
+
+def _blocks(text: str) -> list[tuple[int, int]]:
+    """Paragraphs and structural lines, each further cut into windows of at most ~2000 characters."""
+    blocks = []
+    start = 0
+    for match in _PARAGRAPH_BREAK.finditer(text):
+        blocks.extend(_structural_pieces(text, start, match.start()))
+        start = match.end()
+    blocks.extend(_structural_pieces(text, start, len(text)))
+    windows = []
+    for block_start, block_end in blocks:
+        windows.extend(_windows(text, block_start, block_end))
+    return windows
+
+
+def _structural_pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Split a paragraph before each Markdown list item / heading line, and after each heading line."""
+    pieces = []
+    piece_start = start
+    line_start = start
+    while line_start < end:
+        newline = text.find("\n", line_start, end)
+        line_end = end if newline < 0 else newline
+        line = text[line_start:line_end]
+        if line_start > piece_start and _STRUCTURAL_LINE.match(line):
+            pieces.append((piece_start, line_start))
+            piece_start = line_start
+        if _HEADING_LINE.match(line):
+            pieces.append((piece_start, line_end))
+            piece_start = line_end
+        line_start = line_end + 1
+    pieces.append((piece_start, end))
+    return [trimmed for start_end in pieces if (trimmed := trim_span(text, *start_end))]
+
+
+def _windows(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Cut a long block at the last newline or sentence-like end before each ~2000-character limit."""
+    windows = []
+    while end - start > _BLOCK_CHARS:
+        limit = start + _BLOCK_CHARS
+        cut = None
+        for match in _SOFT_BREAK.finditer(text, start + _BLOCK_CHARS // 4, limit):
+            cut = match.end()
+        if cut is None:
+            space = max(text.rfind(" ", start + 1, limit), text.rfind("\n", start + 1, limit))
+            cut = space if space > start else limit
+        windows.append((start, cut))
+        start = cut
+    windows.append((start, end))
+    return [trimmed for start_end in windows if (trimmed := trim_span(text, *start_end))]
+
+
+def _cover_everything(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Guarantee the contract: sorted, disjoint, and no non-space character left outside every span."""
+    result: list[tuple[int, int]] = []
+    cursor = 0
+    for start, end in sorted(spans):
+        start = max(start, cursor)
+        if start >= end:
+            continue
+        gap = trim_span(text, cursor, start)
+        if gap:
+            if result:
+                result[-1] = (result[-1][0], gap[1])
+            else:
+                result.append(gap)
+        trimmed = trim_span(text, start, end)
+        if trimmed:
+            result.append(trimmed)
+        cursor = end
+    tail = trim_span(text, cursor, len(text))
+    if tail:
+        if result:
+            result[-1] = (result[-1][0], tail[1])
+        else:
+            result.append(tail)
+    return result
+
