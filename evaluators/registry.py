@@ -1,0 +1,64 @@
+"""Evaluators by spec string (the form settings and the CLI use), built once per process."""
+
+from __future__ import annotations
+
+import functools
+
+from evaluators.base import RelevanceEvaluator
+
+# What `embedded` means. The calibrated e5 cosine until a trained offline evaluator ships; change it here only.
+EMBEDDED_EVALUATOR_SPEC = "cosine:e5-small"
+# The embedded chat model writes one short JSON object when grading; cap its generation accordingly.
+EMBEDDED_GRADER_MAX_NEW_TOKENS = 24
+
+ACCEPTED_FORMS = (
+    "embedded",
+    "cosine",
+    "cosine:<embedder>",
+    "t5:<hugging face id or local folder>",
+    "cross-encoder:<hugging face id or local folder>",
+    "llm:embedded",
+    "llm:<provider:model>",
+)
+
+
+def load_evaluator(spec: str = "embedded") -> RelevanceEvaluator:
+    """The evaluator for `spec` (see ACCEPTED_FORMS); one instance per distinct spec per process."""
+    normalized = (spec or "").strip()
+    if normalized.lower() == "embedded":
+        normalized = EMBEDDED_EVALUATOR_SPEC
+    return _build(normalized)
+
+
+def clear_evaluator_cache() -> None:
+    _build.cache_clear()
+
+
+@functools.cache
+def _build(spec: str) -> RelevanceEvaluator:
+    kind, _, target = spec.partition(":")
+    kind, target = kind.strip().lower(), target.strip()
+    if kind == "cosine":
+        from evaluators.cosine import CosineEvaluator
+
+        return CosineEvaluator(target or "e5-small")
+    if kind == "t5" and target:
+        from evaluators.t5 import T5Evaluator
+
+        return T5Evaluator(target)
+    if kind == "cross-encoder" and target:
+        from evaluators.cross_encoder import CrossEncoderEvaluator
+
+        return CrossEncoderEvaluator(target)
+    if kind == "llm" and target:
+        from evaluators.llm_grader import LLMGraderEvaluator
+
+        if target.lower() in ("embedded", "smollm2"):
+            from models.chat import EmbeddedChatModel
+
+            model = EmbeddedChatModel(max_new_tokens=EMBEDDED_GRADER_MAX_NEW_TOKENS)
+            return LLMGraderEvaluator(model, name=f"llm:{target}")
+        from models.chat import load_chat_model
+
+        return LLMGraderEvaluator(load_chat_model(target), name=f"llm:{target}", max_concurrency=4)
+    raise ValueError(f"unknown evaluator spec {spec!r}; accepted forms: {', '.join(ACCEPTED_FORMS)}")
