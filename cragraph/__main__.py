@@ -1,0 +1,3 @@
+from cragraph.cli import main
+
+raise SystemExit(main())

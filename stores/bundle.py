@@ -1,0 +1,391 @@
+"""The on-disk index bundle: manifest, SQLite docstore, BM25 and FAISS, written atomically.
+
+Every change (build, add, delete) is made in a temporary copy beside the bundle, checksummed, then swapped in by
+renames, so a crash, a full disk or Ctrl-C leaves the previous bundle usable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from models.embedder import Embedder, canonical_name, load_embedder
+from stores.bm25 import BM25Index
+from stores.chunking import chunk_documents
+from stores.dense import DenseIndex
+from stores.docstore import DOCSTORE_FILE, DocStore
+from stores.embed_cache import content_hash, embed_passages_cached
+from stores.loaders import load_documents
+from stores.types import Document
+
+FORMAT = "cragraph-index"
+FORMAT_VERSION = 1
+MANIFEST_FILE = "manifest.json"
+BM25_FOLDER = "bm25"
+
+log = logging.getLogger("cragraph.index")
+
+
+class BundleError(Exception):
+    """A bundle that cannot be used: missing, foreign, corrupted or built by another embedder."""
+
+
+@dataclass
+class IndexSettings:
+    """Build settings, recorded in the manifest so an index can be rebuilt the same way."""
+
+    embedder: str = "e5-small"
+    min_chars: int = 120
+    max_chars: int = 500
+    merge_threshold: float = 0.58
+    whole_doc_chars: int = 1200
+    bm25_k1: float = 1.2
+    bm25_b: float = 0.75
+    hnsw_threshold: int = 50_000
+
+
+@dataclass
+class IngestReport:
+    documents_added: int = 0
+    documents_replaced: int = 0
+    documents_unchanged: int = 0
+    documents_deleted: int = 0
+    chunks_added: int = 0
+    chunks_deleted: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        parts = [f"{self.documents_added} documents added ({self.chunks_added} chunks)"]
+        if self.documents_replaced:
+            parts.append(f"{self.documents_replaced} replaced")
+        if self.documents_unchanged:
+            parts.append(f"{self.documents_unchanged} unchanged")
+        if self.documents_deleted:
+            parts.append(f"{self.documents_deleted} deleted ({self.chunks_deleted} chunks)")
+        parts.append(f"{len(self.skipped)} skipped")
+        return ", ".join(parts) + f" in {self.seconds:.1f} s"
+
+
+class IndexBundle:
+    """An opened bundle. Read it freely; change it only through `build`, `add` and `delete`."""
+
+    def __init__(self, path: Path, manifest: dict[str, Any], docstore: DocStore, bm25: BM25Index,
+                 dense: DenseIndex):
+        self.path = path
+        self.manifest = manifest
+        self.docstore = docstore
+        self.bm25 = bm25
+        self.dense = dense
+
+    @property
+    def settings(self) -> IndexSettings:
+        return IndexSettings(**self.manifest["settings"])
+
+    @property
+    def embedder(self) -> Embedder:
+        return load_embedder(self.settings.embedder)
+
+    def close(self) -> None:
+        self.docstore.close()
+
+    # ---- opening -------------------------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: str | Path, embedder: str | None = None) -> IndexBundle:
+        """Open and verify a bundle; `embedder`, when given, must be the one the bundle was built with."""
+        path = Path(path)
+        _recover_interrupted_swap(path)
+        manifest = _read_manifest(path)
+        built_with = manifest["settings"]["embedder"]
+        if embedder and canonical_name(embedder) != canonical_name(built_with):
+            raise BundleError(
+                f"{path} was built with embedder {built_with!r}, not {embedder!r}; its vectors are not comparable. "
+                f"Use --embedder {built_with} or build a new index."
+            )
+        _verify_checksums(path, manifest)
+        settings = IndexSettings(**manifest["settings"])
+        try:
+            bm25 = BM25Index.load(path / BM25_FOLDER)
+            dense = DenseIndex.load(path, manifest["embedder"]["dim"], hnsw_threshold=settings.hnsw_threshold)
+        except Exception as error:  # a file that passed its checksum but still does not load
+            raise BundleError(f"{path}: index files do not load ({error}); rebuild the index") from error
+        return cls(path, manifest, DocStore(path / DOCSTORE_FILE), bm25, dense)
+
+    # ---- changing ------------------------------------------------------------------------------------------
+
+    @classmethod
+    def build(cls, path: str | Path, sources: Sequence[str | Path], settings: IndexSettings | None = None,
+              progress: bool = True) -> tuple[IndexBundle, IngestReport]:
+        """Build a new bundle from files or folders, replacing any bundle at `path` only once it is complete."""
+        path = Path(path)
+        settings = settings or IndexSettings()
+        loaded = load_documents(sources)
+        if not loaded.documents:
+            reasons = "; ".join(f"{source}: {reason}" for source, reason in loaded.skipped[:5])
+            raise BundleError(f"no readable documents in {', '.join(map(str, sources))}"
+                              + (f" (skipped {len(loaded.skipped)}: {reasons})" if reasons else "")
+                              + (f"; the index at {path} is unchanged" if path.exists() else ""))
+        report = IngestReport(skipped=list(loaded.skipped))
+
+        def write(folder: Path) -> dict[str, Any]:
+            embedder = load_embedder(settings.embedder)
+            stores = _empty_stores(folder, settings, embedder.dim)
+            _ingest(stores, loaded.documents, settings, embedder, report, progress)
+            return _finish(folder, settings, embedder, stores)
+
+        _atomic_write(path, write, start_from_existing=False)
+        return cls.open(path), report
+
+    def add(self, sources: Sequence[str | Path] | None = None, documents: Sequence[Document] = (),
+            progress: bool = True) -> IngestReport:
+        """Add files/folders or documents; a document whose id exists is replaced if its text changed."""
+        loaded = load_documents(sources) if sources else None
+        docs = [*(loaded.documents if loaded else []), *documents]
+        report = IngestReport(skipped=list(loaded.skipped) if loaded else [])
+        existing = self.docstore.document_hashes()
+        if all(existing.get(d.id) == _document_hash(d) for d in docs):
+            report.documents_unchanged = len(docs)
+            return report
+        settings = self.settings
+
+        def write(folder: Path) -> dict[str, Any]:
+            stores = _open_stores(folder, self.manifest)
+            _ingest(stores, docs, settings, self.embedder, report, progress)
+            return _finish(folder, settings, self.embedder, stores)
+
+        self._rewrite(write)
+        return report
+
+    def delete(self, doc_ids: Sequence[str]) -> IngestReport:
+        """Delete documents (all their chunks) by id; unknown ids are reported as skipped."""
+        report = IngestReport()
+        settings = self.settings
+
+        def write(folder: Path) -> dict[str, Any]:
+            stores = _open_stores(folder, self.manifest)
+            known = stores.docstore.document_ids()
+            report.skipped = [(d, "no such document in the index") for d in doc_ids if d not in known]
+            _remove(stores, [d for d in doc_ids if d in known], report)
+            report.documents_deleted = len([d for d in doc_ids if d in known])
+            return _finish(folder, settings, self.embedder, stores)
+
+        self._rewrite(write)
+        return report
+
+    def _rewrite(self, write: Callable[[Path], dict[str, Any]]) -> None:
+        self.docstore.close()
+        try:
+            _atomic_write(self.path, write, start_from_existing=True)
+        finally:
+            reopened = IndexBundle.open(self.path)
+            self.__dict__.update(reopened.__dict__)
+
+
+# ---- internals -----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Stores:
+    docstore: DocStore
+    bm25: BM25Index
+    dense: DenseIndex
+
+
+def _empty_stores(folder: Path, settings: IndexSettings, dim: int) -> _Stores:
+    return _Stores(DocStore(folder / DOCSTORE_FILE), BM25Index(k1=settings.bm25_k1, b=settings.bm25_b),
+                   DenseIndex(dim, hnsw_threshold=settings.hnsw_threshold))
+
+
+def _open_stores(folder: Path, manifest: dict[str, Any]) -> _Stores:
+    settings = IndexSettings(**manifest["settings"])
+    return _Stores(DocStore(folder / DOCSTORE_FILE), BM25Index.load(folder / BM25_FOLDER),
+                   DenseIndex.load(folder, manifest["embedder"]["dim"], hnsw_threshold=settings.hnsw_threshold))
+
+
+def _ingest(stores: _Stores, docs: Sequence[Document], settings: IndexSettings, embedder: Embedder,
+            report: IngestReport, progress: bool) -> None:
+    started = time.perf_counter()
+    existing = stores.docstore.document_hashes()
+    fresh: list[Document] = []
+    replaced: list[str] = []
+    for doc in docs:
+        old_hash = existing.get(doc.id)
+        new_hash = _document_hash(doc)
+        if old_hash == new_hash:
+            report.documents_unchanged += 1
+            continue
+        if old_hash is not None:
+            replaced.append(doc.id)
+        doc.metadata = {**doc.metadata, "content_hash": new_hash}
+        fresh.append(doc)
+    if replaced:
+        _remove(stores, replaced, report)
+        report.documents_replaced = len(replaced)
+    report.documents_added = len(fresh) - len(replaced)
+
+    def embed(sentences: list[str]):
+        return embedder.embed_passages(sentences, batch_size=64)
+
+    chunks = chunk_documents(fresh, embed, progress=progress, min_chars=settings.min_chars,
+                             max_chars=settings.max_chars, merge_threshold=settings.merge_threshold,
+                             whole_doc_chars=settings.whole_doc_chars)
+    if chunks:
+        passages = [c.passage for c in chunks]
+        vectors = embed_passages_cached(embedder, passages, progress=progress)
+        first = stores.docstore.next_row()
+        rows = list(range(first, first + len(chunks)))
+        stores.docstore.add(rows, chunks)
+        stores.bm25.add(rows, passages)
+        stores.dense.add(rows, vectors)
+    report.chunks_added = len(chunks)
+    report.seconds = time.perf_counter() - started
+
+
+def _remove(stores: _Stores, doc_ids: Sequence[str], report: IngestReport) -> None:
+    rows = stores.docstore.delete_documents(doc_ids)
+    stores.bm25.delete(rows)
+    stores.dense.delete(rows)
+    report.chunks_deleted += len(rows)
+
+
+def _document_hash(doc: Document) -> str:
+    return content_hash(doc.title + "\n" + doc.text)
+
+
+def _finish(folder: Path, settings: IndexSettings, embedder: Embedder, stores: _Stores) -> dict[str, Any]:
+    """Save every store into `folder` and return the manifest describing them."""
+    (folder / BM25_FOLDER).mkdir(exist_ok=True)
+    files = [f"{BM25_FOLDER}/{name}" for name in stores.bm25.save(folder / BM25_FOLDER)]
+    files += stores.dense.save(folder)
+    documents = len(stores.docstore.document_ids())
+    chunks = len(stores.docstore)
+    stores.docstore.close()
+    files.append(DOCSTORE_FILE)
+    if not (len(stores.bm25) == len(stores.dense) == chunks):
+        raise BundleError(f"internal error: {chunks} chunks, {len(stores.bm25)} BM25 rows, "
+                          f"{len(stores.dense)} vectors")
+    return {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "embedder": {"name": embedder.name, "dim": embedder.dim},
+        "counts": {"documents": documents, "chunks": chunks},
+        "dense_index": stores.dense.kind,
+        "settings": asdict(settings),
+        "files": {name: _file_digest(folder / name) for name in sorted(files)},
+        "updated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+
+
+def _atomic_write(path: Path, write: Callable[[Path], dict[str, Any]], start_from_existing: bool) -> None:
+    """Run `write` in a temporary folder beside `path`, then swap it in; on any failure, `path` is untouched."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}"
+    old = path.parent / f".{path.name}.old-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        if start_from_existing:
+            shutil.copytree(path, tmp)
+            (tmp / MANIFEST_FILE).unlink()
+        else:
+            tmp.mkdir()
+        manifest = write(tmp)
+        _write_json_durably(tmp / MANIFEST_FILE, manifest)
+    except BaseException as error:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(error, OSError):
+            raise BundleError(f"could not write the index at {path} ({error}); the previous index, if any, "
+                              f"is unchanged") from error
+        raise
+    if path.exists():
+        if (path / MANIFEST_FILE).exists() or not any(path.iterdir()):
+            os.rename(path, old)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise BundleError(f"{path} exists and is not a cragraph index; refusing to replace it")
+    os.rename(tmp, path)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _recover_interrupted_swap(path: Path) -> None:
+    """A crash between the two renames leaves only `.name.old-PID`: put it back."""
+    if path.exists():
+        return
+    olds = sorted(path.parent.glob(f".{path.name}.old-*"), key=lambda p: p.stat().st_mtime) \
+        if path.parent.exists() else []
+    if olds and (olds[-1] / MANIFEST_FILE).exists():
+        log.warning("restoring %s from an interrupted update (%s)", path, olds[-1].name)
+        os.rename(olds[-1], path)
+
+
+def _read_manifest(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        raise BundleError(f"no index at {path}; build one with `cragraph index PATH... --index {path}`")
+    if not (path / MANIFEST_FILE).is_file():
+        raise BundleError(f"{path} is not a cragraph index (no {MANIFEST_FILE})")
+    try:
+        manifest = json.loads((path / MANIFEST_FILE).read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise BundleError(f"{path / MANIFEST_FILE} is corrupted ({error})") from error
+    if manifest.get("format") != FORMAT:
+        raise BundleError(f"{path} is not a cragraph index (format {manifest.get('format')!r})")
+    version = manifest.get("format_version")
+    if version != FORMAT_VERSION:
+        raise BundleError(f"{path} has index format version {version}; this cragraph reads version "
+                          f"{FORMAT_VERSION}. Rebuild the index with this version.")
+    return manifest
+
+
+def _verify_checksums(path: Path, manifest: dict[str, Any]) -> None:
+    problems = []
+    for name, expected in manifest["files"].items():
+        file = path / name
+        if not file.is_file():
+            problems.append(f"{name} is missing")
+        elif file.stat().st_size != expected["bytes"]:
+            problems.append(f"{name} has {file.stat().st_size} bytes, expected {expected['bytes']} (truncated?)")
+        elif _file_digest(file)["sha256"] != expected["sha256"]:
+            problems.append(f"{name} does not match its checksum")
+    if problems:
+        raise BundleError(f"{path} is damaged: " + "; ".join(problems) + ". Rebuild the index.")
+
+
+def _file_digest(file: Path) -> dict[str, Any]:
+    digest = hashlib.sha256()
+    with open(file, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return {"sha256": digest.hexdigest(), "bytes": file.stat().st_size}
+
+
+def _write_json_durably(file: Path, data: dict[str, Any]) -> None:
+    with open(file, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=2, ensure_ascii=False)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+_OPEN: dict[tuple[str, int], IndexBundle] = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def load_bundle(path: str | Path) -> IndexBundle:
+    """The bundle at `path`, opened (and verified) once per process and reopened when it changes on disk."""
+    path = Path(path).resolve()
+    manifest = path / MANIFEST_FILE
+    key = (str(path), manifest.stat().st_mtime_ns if manifest.exists() else 0)
+    with _OPEN_LOCK:
+        if key not in _OPEN:
+            for stale in [k for k in _OPEN if k[0] == key[0]]:
+                _OPEN.pop(stale).close()
+            _OPEN[key] = IndexBundle.open(path)
+        return _OPEN[key]
