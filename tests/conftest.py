@@ -42,7 +42,7 @@ def tiny_embedder_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """
     import torch
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers import models as st_models
+    from sentence_transformers.sentence_transformer import modules as st_models
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
     from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
 
@@ -61,7 +61,7 @@ def tiny_embedder_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     BertModel(config).save_pretrained(base / "hf")
     fast.save_pretrained(base / "hf")
     word = st_models.Transformer(str(base / "hf"), max_seq_length=128)
-    pooling = st_models.Pooling(word.get_word_embedding_dimension(), "mean")
+    pooling = st_models.Pooling(word.get_embedding_dimension(), "mean")
     folder = base / "st"
     SentenceTransformer(modules=[word, pooling, st_models.Normalize()]).save(str(folder))
     return folder
