@@ -1,4 +1,4 @@
-"""The `cragraph` command line: index, search, eval."""
+"""The `cragraph` command line: index, search, ask, serve, eval."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import os
 import sys
 from pathlib import Path
 from typing import Any
+
+from cragraph.agent_commands import register as register_agent_commands
 
 DEFAULT_INDEX = os.environ.get("CRAGRAPH_INDEX", ".cragraph/index")
 
@@ -42,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cragraph", description=__doc__)
     commands = parser.add_subparsers(title="commands")
+    register_agent_commands(commands)
 
     index = commands.add_parser("index", help="index files or folders (.jsonl .txt .md .html) into a bundle")
     index.add_argument("paths", nargs="*", help="files or folders to add (re-adding a changed file updates it)")

@@ -1,0 +1,176 @@
+"""`cragraph ask` (one question through the CRAG graph) and `cragraph serve` (the LangGraph dev server)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+OFFLINE_SERVER_ENV = {
+    "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+    "LANGGRAPH_NO_VERSION_CHECK": "true",
+    "LANGSMITH_TRACING": "false",
+    "LANGCHAIN_TRACING_V2": "false",
+    "HF_HUB_OFFLINE": "1",
+}
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    from cragraph.cli import DEFAULT_INDEX
+
+    ask = commands.add_parser("ask", help="answer a question from the index (CRAG graph), with citations")
+    ask.add_argument("question")
+    ask.add_argument("--index", default=DEFAULT_INDEX, help="bundle folder (default: %(default)s)")
+    ask.add_argument("--trace", action="store_true", help="print the per-node trace table")
+    ask.add_argument("--json", action="store_true", help="print the whole output as JSON")
+    ask.add_argument(
+        "--web",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="web search on ambiguous/incorrect grades (needs TAVILY_API_KEY; default: on)",
+    )
+    ask.add_argument(
+        "--chat-model", default=None, help="chat model for LLM stages: embedded or provider:model"
+    )
+    ask.add_argument(
+        "--llm-answer",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="write the answer with the chat model instead of extracting it",
+    )
+    ask.add_argument("--evaluator", default=None, help="relevance evaluator spec (default: cosine)")
+    ask.add_argument(
+        "--filter",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="metadata filter, as for `cragraph search`; repeatable",
+    )
+    ask.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="any Context field, e.g. --set upper=0.3 --set rerank_k=8; repeatable",
+    )
+    ask.set_defaults(run=run_ask)
+
+    serve = commands.add_parser("serve", help="start the LangGraph dev server (API + Studio) on 127.0.0.1")
+    serve.add_argument("--port", type=int, default=2024)
+    serve.add_argument("--index", default=None, help="bundle folder the server answers from (CRAGRAPH_INDEX)")
+    serve.add_argument("--reload", action="store_true", help="reload on code changes")
+    serve.set_defaults(run=run_serve)
+
+
+def build_context(args: argparse.Namespace) -> Any:
+    from dataclasses import fields
+
+    from graph.context import Context, parse_setting
+
+    values: dict[str, Any] = {"index": args.index}
+    if args.web is not None:
+        values["web_search"] = args.web
+    if args.chat_model:
+        values["chat_model"] = args.chat_model
+    if args.llm_answer is not None:
+        values["llm_answer"] = args.llm_answer
+    if args.evaluator:
+        values["evaluator"] = args.evaluator
+    import typing
+
+    hints = typing.get_type_hints(Context)
+    known = {f.name for f in fields(Context)}
+    for item in args.set:
+        name, sep, raw = item.partition("=")
+        if not sep or name not in known:
+            raise ValueError(
+                f"bad --set {item!r}: expected FIELD=VALUE with FIELD one of {', '.join(sorted(known))}"
+            )
+        values[name] = parse_setting(raw, hints[name], name)
+    return Context(**values)
+
+
+def run_ask(args: argparse.Namespace) -> int:
+    from cragraph.cli import parse_filters
+    from graph import graph
+    from nodes.trace import format_trace
+
+    context = build_context(args)
+    if not Path(context.index).exists():
+        raise FileNotFoundError(
+            f"no index at {context.index}; build one with `cragraph index PATH --index {context.index}`"
+        )
+    request: dict[str, Any] = {"question": args.question}
+    filters = parse_filters(args.filter)
+    if filters:
+        request["filters"] = filters
+    result = graph.invoke(request, context=context)
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+        return 0
+    print(result["answer"])
+    if result.get("citations"):
+        print("\nCitations:")
+        for citation in result["citations"]:
+            where = citation["url"] or citation["id"]
+            title = f" {citation['title']}" if citation["title"] else ""
+            print(f"  [{citation['n']}]{title} ({where})")
+    if result.get("evidence"):
+        print("\nEvidence:")
+        for item in result["evidence"]:
+            print(f"  [{item['n']}] {' '.join(item['sentence'].split())}  (score {item['score']:.2f})")
+    print(
+        f"\nCRAG verdict: {result.get('verdict', '-')}" + ("; abstained" if result.get("abstained") else "")
+    )
+    if args.trace:
+        total = sum(entry.get("duration_ms", 0) for entry in result["trace"])
+        print(f"\nTrace ({total / 1000:.2f} s):\n" + format_trace(result["trace"]))
+    return 0
+
+
+def server_command(port: int, reload: bool = False) -> list[str]:
+    """The `langgraph dev` command line: local only, no browser, the project's langgraph.json."""
+    executable = shutil.which("langgraph") or str(Path(sys.executable).with_name("langgraph"))
+    command = [
+        executable,
+        "dev",
+        "--no-browser",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--config",
+        str(ROOT / "langgraph.json"),
+    ]
+    return command if reload else [*command, "--no-reload"]
+
+
+def server_env(index: str | None = None) -> dict[str, str]:
+    env = {**os.environ, **OFFLINE_SERVER_ENV}
+    if index:
+        env["CRAGRAPH_INDEX"] = str(Path(index).resolve())
+    return env
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    command = server_command(args.port, args.reload)
+    if not Path(command[0]).exists():
+        raise FileNotFoundError("`langgraph` not found: pip install 'langgraph-cli[inmem]'")
+    print(
+        f"LangGraph dev server on http://127.0.0.1:{args.port} (Ctrl-C to stop); Studio: "
+        f"https://smith.langchain.com/studio/?baseUrl=http://127.0.0.1:{args.port}",
+        file=sys.stderr,
+    )
+    process = subprocess.Popen(command, cwd=ROOT, env=server_env(args.index))
+    try:
+        return process.wait()
+    except KeyboardInterrupt:
+        process.send_signal(signal.SIGINT)
+        return process.wait()

@@ -1,0 +1,54 @@
+"""The main CRAG graph, compiled as `graph` (what `from graph import graph`, langgraph.json and Studio load).
+
+START -> understand -> retrieve -> rerank -> grade -> {refine | refine + web_search | web_search | rewrite}
+-> select -> answer -> END, with rewrite -> retrieve as the bounded re-retrieval loop. Importing this module
+loads no model: nodes load the index and models through per-process caches on first use.
+"""
+
+from __future__ import annotations
+
+from langgraph.graph import END, START, StateGraph
+
+from graph.context import Context
+from graph.routes import route_after_grade, route_after_web, route_question
+from graph.state import InputState, OutputState, State
+from nodes.answer import answer
+from nodes.grade import grade
+from nodes.refine import refine
+from nodes.rerank import rerank
+from nodes.retrieve import retrieve
+from nodes.rewrite import rewrite
+from nodes.select import select
+from nodes.understand import understand
+from nodes.web_search import web_search
+
+NODES = ("understand", "retrieve", "rerank", "grade", "refine", "web_search", "rewrite", "select", "answer")
+
+
+def build_graph() -> StateGraph:
+    builder = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
+    builder.add_node("understand", understand)
+    builder.add_node("retrieve", retrieve)
+    builder.add_node("rerank", rerank)
+    builder.add_node("grade", grade)
+    builder.add_node("refine", refine)
+    builder.add_node("web_search", web_search)
+    builder.add_node("rewrite", rewrite)
+    builder.add_node("select", select)
+    builder.add_node("answer", answer)
+
+    builder.add_edge(START, "understand")
+    builder.add_conditional_edges("understand", route_question, ["retrieve"])
+    builder.add_edge("retrieve", "rerank")
+    builder.add_edge("rerank", "grade")
+    builder.add_conditional_edges("grade", route_after_grade, ["refine", "web_search", "rewrite", "select"])
+    builder.add_edge("refine", "select")
+    builder.add_conditional_edges("web_search", route_after_web, ["rewrite", "select"])
+    builder.add_edge("rewrite", "retrieve")
+    builder.add_edge("select", "answer")
+    builder.add_edge("answer", END)
+    return builder
+
+
+graph = build_graph().compile()
+graph.name = "cragraph"

@@ -1,0 +1,174 @@
+"""Runtime settings of the agent (LangGraph `context_schema`): shown and edited in Studio, overridable by env.
+
+Every field still at its default is overridden by the environment variable CRAGRAPH_<FIELD NAME IN CAPITALS>
+(e.g. CRAGRAPH_INDEX, CRAGRAPH_CHAT_MODEL, CRAGRAPH_WEB_SEARCH=false), as langchain-ai's react-agent template
+does, so a server started with env vars and a `graph.invoke` without context agree. Values given explicitly
+win over the environment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field, fields
+from typing import Any, get_type_hints
+
+ENV_PREFIX = "CRAGRAPH_"
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def _setting(default: Any, description: str) -> Any:
+    if isinstance(default, dict | list):
+        return field(default_factory=lambda: type(default)(default), metadata={"description": description})
+    return field(default=default, metadata={"description": description})
+
+
+@dataclass(kw_only=True)
+class Context:
+    """Settings for one run of the CRAG graph. Defaults suit the embedded offline models on a small CPU."""
+
+    # ---- index and models ----------------------------------------------------------------------------------
+    index: str = _setting(
+        ".cragraph/index", "Folder of the index bundle to answer from (cragraph index ...)."
+    )
+    embedder: str = _setting(
+        "",
+        "Embedding model; empty = the one the index was built with. A different "
+        "name is refused, since its vectors would not be comparable.",
+    )
+    evaluator: str = _setting(
+        "cosine",
+        "Relevance evaluator for grading and strip refinement: 'cosine' "
+        "(calibrated similarity on the index's embedder), 'embedded', "
+        "'t5:<model>', 'cross-encoder:<model>', 'llm:<provider:model>'.",
+    )
+    chat_model: str = _setting(
+        "embedded",
+        "Chat model for every LLM stage unless a stage names its own: "
+        "'embedded' (SmolLM2-135M, offline) or 'provider:model'.",
+    )
+    rewrite_model: str = _setting(
+        "", "Chat model for query rewrites (understand, re-retrieve); empty = chat_model."
+    )
+    web_query_model: str = _setting(
+        "", "Chat model that turns the question into a web query; empty = chat_model."
+    )
+    answer_model: str = _setting("", "Chat model that writes the answer; empty = chat_model.")
+    # ---- understand ----------------------------------------------------------------------------------------
+    llm_rewrites: bool = _setting(
+        False,
+        "Ask the chat model for query variants (off by default: the embedded 135M model rewrites poorly).",
+    )
+    max_rewrites: int = _setting(3, "Most LLM query variants kept.")
+    rewrite_min_cosine: float = _setting(
+        0.85,
+        "An LLM variant is kept only if its embedder cosine to the "
+        "question is at least this (e5 cosines sit in 0.7-1.0).",
+    )
+    keyword_variant: bool = _setting(True, "Add a rule-based keyword-only variant of the question.")
+    prf: bool = _setting(
+        True,
+        "Add a pseudo-relevance-feedback variant: frequent terms of a quick BM25 "
+        "first pass appended to the keywords.",
+    )
+    prf_docs: int = _setting(3, "Top BM25 passages the feedback terms are taken from.")
+    prf_terms: int = _setting(4, "Feedback terms added to the variant.")
+    # ---- retrieve and rerank -------------------------------------------------------------------------------
+    retrieval_mode: str = _setting("hybrid", "hybrid, bm25 or dense.")
+    retrieval_pool: int = _setting(100, "Candidates each ranked list contributes to fusion.")
+    retrieval_fusion: str = _setting("rrf", "How BM25 and dense lists are fused: rrf or score.")
+    retrieval_rrf_k: int = _setting(60, "Reciprocal-rank-fusion constant k (1-based ranks).")
+    retrieval_dense_weight: float = _setting(1.0, "Weight of the dense lists in fusion.")
+    retrieval_bm25_weight: float = _setting(1.0, "Weight of the BM25 lists in fusion.")
+    retrieval_extra: dict[str, Any] = _setting(
+        {}, "Further RetrievalSettings fields by name (new fusion knobs), passed through as given."
+    )
+    retrieve_k: int = _setting(20, "Passages retrieve hands to rerank.")
+    rerank: bool = _setting(True, "Dense rerank of the retrieved pool with the stored chunk vectors.")
+    rerank_k: int = _setting(5, "Passages kept after rerank (what grade sees).")
+    rerank_fused_weight: float = _setting(
+        0.05,
+        "Weight of the min-max normalized fusion score added to the "
+        "dense cosine in rerank (keeps lexical evidence as a tiebreak).",
+    )
+    cross_encoder: str = _setting(
+        "", "Optional cross-encoder for rerank ('cross-encoder:<model or folder>'); empty = off."
+    )
+    cross_encoder_pool: int = _setting(20, "Most passages the cross-encoder scores.")
+    cross_encoder_threshold: float = _setting(
+        -0.5, "Passages the cross-encoder scores below this are dropped."
+    )
+    # ---- grade ---------------------------------------------------------------------------------------------
+    upper: float = _setting(0.2, "CRAG upper threshold: any passage scoring above it -> correct.")
+    lower: float = _setting(-0.5, "CRAG lower threshold: all passages below it -> incorrect.")
+    # ---- refine --------------------------------------------------------------------------------------------
+    refine: bool = _setting(True, "Split kept passages into knowledge strips and drop the weak ones.")
+    strip_min_chars: int = _setting(
+        60, "Sentences shorter than this are joined with the next into one strip."
+    )
+    strip_max_chars: int = _setting(400, "Longest strip; longer sentences stay whole but are not joined.")
+    strip_threshold: float = _setting(-0.5, "Strips scoring below this are dropped.")
+    # ---- web -----------------------------------------------------------------------------------------------
+    web_search: bool = _setting(True, "Search the web (Tavily; needs TAVILY_API_KEY) on ambiguous/incorrect.")
+    web_max_results: int = _setting(5, "Most web results turned into passages.")
+    web_timeout_s: float = _setting(10.0, "Seconds before a web search counts as failed.")
+    web_base_url: str = _setting("", "Tavily API base URL; empty = https://api.tavily.com.")
+    web_search_depth: str = _setting("basic", "Tavily search depth: basic or advanced.")
+    llm_web_query: bool = _setting(False, "Let the chat model write the web query (else a keyword rule).")
+    # ---- select --------------------------------------------------------------------------------------------
+    select_alpha: float = _setting(0.5, "a in coverage(C) = a*cos(q, mean(C)) + (1-a)*max cos(q, c).")
+    select_min_gain: float = _setting(0.002, "Selection stops when the best marginal coverage gain is below.")
+    context_budget_chars: int = _setting(2400, "Most characters of context handed to the answer.")
+    # ---- answer --------------------------------------------------------------------------------------------
+    llm_answer: bool = _setting(
+        False,
+        "Write the answer with the chat model (validated JSON with citations); "
+        "off = extractive answer from the best evidence sentences.",
+    )
+    answer_sentences: int = _setting(2, "Evidence sentences in an extractive answer.")
+    answer_min_score: float = _setting(-0.2, "Abstain when no evidence sentence scores at least this.")
+    answer_max_new_tokens: int = _setting(200, "Generation cap for the LLM answer.")
+    # ---- loops and debugging -------------------------------------------------------------------------------
+    max_retrieval_rounds: int = _setting(
+        1,
+        "Re-retrievals with a rewritten query when grading says incorrect "
+        "and the web cannot help (0 = abstain at once).",
+    )
+    debug: bool = _setting(False, "Keep intermediate passages of every stage in the output's `debug`.")
+
+    def __post_init__(self) -> None:
+        hints = get_type_hints(type(self))
+        for item in fields(self):
+            if not item.init:
+                continue
+            raw = os.environ.get(ENV_PREFIX + item.name.upper())
+            if raw is None or getattr(self, item.name) != _default_of(item):
+                continue
+            setattr(self, item.name, parse_setting(raw, hints[item.name], item.name))
+
+    def model_for(self, stage_model: str) -> str:
+        """The chat model spec a stage uses: its own if set, else `chat_model`."""
+        return stage_model or self.chat_model
+
+
+def _default_of(item: Any) -> Any:
+    return item.default_factory() if callable(item.default_factory) else item.default
+
+
+def parse_setting(raw: str, kind: Any, name: str) -> Any:
+    text = raw.strip()
+    if kind is bool:
+        if text.lower() in _TRUE | _FALSE:
+            return text.lower() in _TRUE
+        raise ValueError(f"{ENV_PREFIX}{name.upper()}={raw!r}: expected true/false")
+    if kind is int:
+        return int(text)
+    if kind is float:
+        return float(text)
+    if kind is str:
+        return raw
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ValueError(f"{ENV_PREFIX}{name.upper()} must be a JSON object")
+    return value

@@ -1,0 +1,43 @@
+"""Conditional edges: the question's route, the three CRAG branches, and the bounded re-retrieval loop.
+
+The loop budget lives in state (`retrieval_round` < `max_retrieval_rounds`), never in the recursion limit, and
+a web search that ran (or could not) is not repeated: `web_status` remembers it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+Destination = Literal["refine", "web_search", "rewrite", "select"]
+
+
+def route_question(state: dict[str, Any]) -> Literal["retrieve"]:
+    """Single-hop retrieval. Issue 5 adds the 'multihop' destination (the planning subgraph) here, chosen when
+    understand sets route='multihop'; until then every route retrieves."""
+    return "retrieve"
+
+
+def _budget_left(state: dict[str, Any]) -> bool:
+    return state.get("retrieval_round", 0) < state.get("max_retrieval_rounds", 0)
+
+
+def route_after_grade(state: dict[str, Any]) -> list[Destination]:
+    """correct -> refine; ambiguous -> refine and web (in parallel); incorrect -> web, or when the web already
+    ran or cannot run: rewrite and retrieve again within the budget, else select (the answer abstains)."""
+    verdict = state.get("verdict", "incorrect")
+    web_pending = state.get("web_status", "not run") == "not run"
+    if verdict == "correct":
+        return ["refine"]
+    if verdict == "ambiguous":
+        return ["refine", "web_search"] if web_pending else ["refine"]
+    if web_pending:
+        return ["web_search"]
+    return ["rewrite"] if _budget_left(state) else ["select"]
+
+
+def route_after_web(state: dict[str, Any]) -> Destination:
+    """After the web: select, unless the grade was incorrect, the web gave nothing and the budget allows
+    another retrieval round."""
+    if state.get("verdict") == "incorrect" and not state.get("web_knowledge") and _budget_left(state):
+        return "rewrite"
+    return "select"

@@ -1,0 +1,74 @@
+"""Typed graph state: what goes in, what comes out, and everything the nodes pass along in between.
+
+Every value is JSON-able (hits and passages are plain dicts), so any checkpointer can store the state.
+Lists that several nodes or loop rounds add to use reducers; everything else is replaced by its writer.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
+
+Verdict = Literal["correct", "ambiguous", "incorrect"]
+
+
+def merge_dicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
+    """Reducer for `debug`: later stages add their keys beside earlier ones."""
+    return {**(left or {}), **(right or {})}
+
+
+class InputState(TypedDict):
+    """What a caller gives: the question and, optionally, metadata filters (e.g. {"language": "ru"})."""
+
+    question: str
+    filters: NotRequired[dict[str, Any] | None]
+
+
+class Citation(TypedDict):
+    """Answer citation [n]: an index chunk (id = chunk id) or a web page (id = url)."""
+
+    n: int
+    id: str
+    title: str
+    source: Literal["index", "web"]
+    url: str | None
+    doc_id: str | None
+
+
+class Evidence(TypedDict):
+    """A sentence of the context that supports the answer, with the citation number it belongs to."""
+
+    n: int
+    sentence: str
+    score: float
+
+
+class OutputState(TypedDict, total=False):
+    """What a run returns."""
+
+    answer: str
+    citations: list[Citation]
+    evidence: list[Evidence]
+    verdict: Verdict
+    abstained: bool
+    language: str
+    trace: Annotated[list[dict[str, Any]], operator.add]
+    debug: Annotated[dict[str, Any], merge_dicts]
+
+
+class State(InputState, OutputState, total=False):
+    """The full state. Passages are dicts: {id, doc_id, title, text, url, source, score, scores, ...}."""
+
+    route: Literal["single", "multihop"]
+    keywords: str
+    variants: list[str]
+    query: str
+    hits: list[dict[str, Any]]
+    candidates: list[dict[str, Any]]
+    grades: list[float]
+    knowledge: list[dict[str, Any]]
+    web_knowledge: list[dict[str, Any]]
+    web_status: str
+    selected: list[dict[str, Any]]
+    retrieval_round: int
+    max_retrieval_rounds: int

@@ -1,0 +1,50 @@
+"""grade (CRAG): score every candidate in [-1, 1] with the relevance evaluator, then decide the action.
+
+correct if any score > upper; incorrect if all < lower (or nothing was found); ambiguous otherwise. With the
+calibrated cosine evaluator on the index's own embedder, the passage vectors stored at index time are the ones
+the evaluator would compute, so they are used instead of embedding the passages again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from evaluators.base import grade as crag_grade
+from evaluators.cosine import CosineEvaluator, map_cosines
+from graph.context import Context
+from models.embedder import canonical_name
+from nodes.common import bundle_of, evaluator_of, passage_text, settings_of, stored_cosines
+from nodes.trace import StageTimer
+
+
+def grade(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+    timer = StageTimer("grade")
+    settings = settings_of(runtime)
+    bundle = bundle_of(settings)
+    candidates = list(state.get("candidates", []))
+    evaluator = evaluator_of(settings, bundle)
+    if not candidates:
+        scores: list[float] = []
+    elif isinstance(evaluator, CosineEvaluator) and canonical_name(evaluator.embedder_name) == canonical_name(
+        bundle.settings.embedder
+    ):
+        cosines = stored_cosines(bundle, state["question"], candidates)
+        scores = map_cosines(cosines, evaluator.cos_lo, evaluator.cos_hi).tolist()
+    else:
+        scores = evaluator.score(state["question"], [passage_text(p) for p in candidates])
+    verdict = crag_grade(scores, settings.upper, settings.lower)
+    graded = [{**p, "grade": float(s)} for p, s in zip(candidates, scores, strict=True)]
+    counts = {
+        "passages": len(graded),
+        "above_upper": sum(s > settings.upper for s in scores),
+        "below_lower": sum(s < settings.lower for s in scores),
+    }
+    note = f"{evaluator.name}; upper={settings.upper}, lower={settings.lower}"
+    return {
+        "candidates": graded,
+        "grades": [float(s) for s in scores],
+        "verdict": verdict,
+        "trace": [timer.record(verdict, counts, scores, note, round=state.get("retrieval_round", 0))],
+    }

@@ -1,0 +1,68 @@
+"""rerank: reorder the retrieved pool by dense cosine to the question, using the vectors stored in the index.
+
+No passage is re-embedded. The fused retrieval score, min-max normalized, is added with a small weight so
+lexical evidence still breaks near-ties. An optional cross-encoder then rescores a bounded pool and drops
+passages under its threshold.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from langgraph.runtime import Runtime
+
+from evaluators.registry import load_evaluator
+from graph.context import Context
+from nodes.common import bundle_of, passage_text, settings_of, stored_cosines
+from nodes.trace import StageTimer
+
+
+def rerank(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+    timer = StageTimer("rerank")
+    settings = settings_of(runtime)
+    pool = list(state.get("hits", []))
+    note = None
+    if pool and settings.rerank:
+        bundle = bundle_of(settings)
+        cosines = stored_cosines(bundle, state["question"], pool)
+        fused = np.array([p["score"] for p in pool], dtype=np.float64)
+        span = fused.max() - fused.min()
+        normalized = (fused - fused.min()) / span if span > 0 else np.ones_like(fused)
+        combined = cosines + settings.rerank_fused_weight * normalized
+        pool = [
+            {**p, "scores": {**p["scores"], "rerank_cosine": float(c)}, "rerank_score": float(s)}
+            for p, c, s in zip(pool, cosines, combined, strict=True)
+        ]
+        pool.sort(key=lambda p: -p["rerank_score"])
+    if pool and settings.cross_encoder:
+        pool, note = cross_encode(state["question"], pool, settings)
+    kept = pool[: settings.rerank_k]
+    decision = f"kept {len(kept)} of {len(state.get('hits', []))}" + (" (dense)" if settings.rerank else "")
+    update: dict[str, Any] = {"candidates": kept}
+    if settings.debug:
+        update["debug"] = {"rerank": [{"id": p["id"], "rerank_score": p.get("rerank_score")} for p in pool]}
+    scores = [p.get("rerank_score", p["score"]) for p in kept]
+    update["trace"] = [
+        timer.record(decision, {"pool": len(state.get("hits", [])), "kept": len(kept)}, scores, note)
+    ]
+    return update
+
+
+def cross_encode(
+    question: str, pool: list[dict[str, Any]], settings: Context
+) -> tuple[list[dict[str, Any]], str]:
+    """Cross-encoder scores for the first `cross_encoder_pool` passages; those under the threshold dropped."""
+    bounded = pool[: settings.cross_encoder_pool]
+    evaluator = load_evaluator(settings.cross_encoder)
+    scores = evaluator.score(question, [passage_text(p) for p in bounded])
+    scored = [
+        {**p, "scores": {**p["scores"], "cross_encoder": s}, "rerank_score": s}
+        for p, s in zip(bounded, scores, strict=True)
+        if s >= settings.cross_encoder_threshold
+    ]
+    scored.sort(key=lambda p: -p["rerank_score"])
+    return scored, (
+        f"cross-encoder {evaluator.name} kept {len(scored)} of {len(bounded)} "
+        f"(threshold {settings.cross_encoder_threshold})"
+    )

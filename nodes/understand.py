@@ -1,0 +1,92 @@
+"""understand: the question's language, its query variants, and the route (single-hop now; multi-hop later).
+
+Variants: a rule-based keyword form always (when on); LLM rewrites when switched on, each kept only if its
+embedder cosine to the question reaches `rewrite_min_cosine` (a rewrite that drifted in meaning would pull in
+wrong passages). Pseudo-relevance-feedback terms are added by retrieve, which has the first results.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from langgraph.runtime import Runtime
+from pydantic import BaseModel, Field
+
+from graph.context import Context
+from nodes.common import bundle_of, keyword_form, language_of, query_vector, settings_of
+from nodes.llm import ask_structured
+from nodes.trace import StageTimer
+from prompts.rewrite import rewrite_messages
+
+
+class Rewrites(BaseModel):
+    queries: list[str] = Field(min_length=1, max_length=10)
+
+
+def understand(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+    timer = StageTimer("understand")
+    settings = settings_of(runtime)
+    question = (state.get("question") or "").strip()
+    if not question:
+        raise ValueError("the question is empty")
+    language = language_of(question)
+    variants: list[str] = []
+    keywords = keyword_form(question)
+    if settings.keyword_variant and keywords.lower() != question.lower():
+        variants.append(keywords)
+    note = None
+    scores: list[float] = []
+    if settings.llm_rewrites and settings.max_rewrites > 0:
+        rewrites, kept_scores, note = llm_rewrites(question, language, settings)
+        variants += [r for r in rewrites if r.lower() not in {v.lower() for v in variants}]
+        scores = kept_scores
+    route = choose_route(question)
+    update: dict[str, Any] = {
+        "language": language,
+        "keywords": keywords,
+        "variants": variants,
+        "query": question,
+        "route": route,
+        "retrieval_round": 0,
+        "max_retrieval_rounds": max(0, settings.max_retrieval_rounds),
+        "web_status": "not run",
+        "knowledge": [],
+        "web_knowledge": [],
+    }
+    decision = f"route={route}, language={language}, {len(variants)} variants"
+    update["trace"] = [timer.record(decision, {"variants": len(variants)}, scores, note)]
+    return update
+
+
+def llm_rewrites(
+    question: str, language: str, settings: Context
+) -> tuple[list[str], list[float], str | None]:
+    """LLM variants that stay close to the question, their cosines, and a note for the trace."""
+    spec = settings.model_for(settings.rewrite_model)
+    parsed, error = ask_structured(
+        spec, rewrite_messages(question, language, settings.max_rewrites), Rewrites
+    )
+    if parsed is None:
+        return [], [], f"{error}; rule-based variants only"
+    candidates = list(dict.fromkeys(q.strip() for q in parsed.queries if q.strip() and q.strip() != question))
+    candidates = candidates[: settings.max_rewrites]
+    if not candidates:
+        return [], [], "LLM gave no usable rewrite"
+    embedder = bundle_of(settings).embedder
+    cosines = embedder.embed_queries(candidates) @ query_vector(embedder, question)
+    kept = [
+        (q, float(c)) for q, c in zip(candidates, cosines, strict=True) if c >= settings.rewrite_min_cosine
+    ]
+    dropped = len(candidates) - len(kept)
+    note = f"LLM rewrites kept {len(kept)}/{len(candidates)}" + (
+        f" (dropped {dropped} below cosine {settings.rewrite_min_cosine}; min {float(np.min(cosines)):.3f})"
+        if dropped
+        else ""
+    )
+    return [q for q, _ in kept], [c for _, c in kept], note
+
+
+def choose_route(question: str) -> str:
+    """'single' for every question until the multi-hop planner lands (issue 5 decides 'multihop' here)."""
+    return "single"

@@ -1,0 +1,56 @@
+"""Plain records shared by ingestion, the index bundle and retrieval.
+
+They are dataclasses of JSON-able fields so graph state that carries them stays serializable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class Document:
+    """A source document before chunking."""
+
+    id: str
+    text: str
+    title: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Chunk:
+    """A retrievable unit: a piece of one document with its provenance in `metadata`.
+
+    metadata keys set by ingestion: source, category (if given), language, position (0-based order in the
+    document), start/end (character offsets in the document text).
+    """
+
+    id: str
+    doc_id: str
+    text: str
+    title: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def passage(self) -> str:
+        """What BM25 and the embedder see: the title gives a chunk its subject."""
+        return f"{self.title}. {self.text}" if self.title else self.text
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Hit:
+    """A chunk found by retrieval, with every score it got and where it came from."""
+
+    chunk: Chunk
+    score: float
+    scores: dict[str, float] = field(default_factory=dict)
+    sources: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"chunk": self.chunk.to_dict(), "score": self.score, "scores": self.scores,
+                "sources": self.sources}

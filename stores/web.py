@@ -1,0 +1,115 @@
+"""Web search through Tavily (tavily-python), with every failure turned into one typed error.
+
+The agent must never crash because the web is down: callers catch `WebSearchError` and read its `kind`
+("no_key", "timeout", "auth", "rate_limit", "bad_request", "server", "network", "bad_response"). `base_url`
+points the client at another endpoint (a proxy, or the stand-in server the tests run on 127.0.0.1).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlparse
+
+import requests
+
+API_KEY_ENV = "TAVILY_API_KEY"
+BASE_URL_ENV = "TAVILY_BASE_URL"
+
+
+class WebSearchError(Exception):
+    def __init__(self, kind: str, message: str):
+        super().__init__(f"{kind}: {message}")
+        self.kind = kind
+
+
+@dataclass
+class WebResult:
+    url: str
+    title: str
+    content: str
+    score: float
+
+
+class WebSearchClient:
+    """One Tavily client per (key, base URL); `search` returns results or raises WebSearchError."""
+
+    def __init__(self, api_key: str | None = None, base_url: str | None = None, timeout_s: float = 10.0):
+        self.api_key = api_key or os.environ.get(API_KEY_ENV) or None
+        self.base_url = (base_url or os.environ.get(BASE_URL_ENV) or "").rstrip("/") or None
+        self.timeout_s = timeout_s
+
+    @property
+    def available(self) -> bool:
+        return bool(self.api_key)
+
+    def search(self, query: str, max_results: int = 5, search_depth: str = "basic") -> list[WebResult]:
+        from tavily import TavilyClient
+        from tavily import errors as tavily_errors
+
+        if not self.api_key:
+            raise WebSearchError("no_key", f"no Tavily API key ({API_KEY_ENV} is not set)")
+        session = requests.Session()
+        session.trust_env = not _is_loopback(self.base_url)  # no proxy between us and a local endpoint
+        client = TavilyClient(api_key=self.api_key, api_base_url=self.base_url, session=session)
+        try:
+            reply = client.search(
+                query, max_results=max_results, search_depth=search_depth, timeout=self.timeout_s
+            )
+        except tavily_errors.TimeoutError as error:
+            raise WebSearchError("timeout", f"no answer within {self.timeout_s:g} s") from error
+        except tavily_errors.InvalidAPIKeyError as error:
+            raise WebSearchError("auth", f"HTTP 401, the API key was refused ({error})") from error
+        except tavily_errors.ForbiddenError as error:
+            raise WebSearchError("auth", f"HTTP 403 forbidden ({error})") from error
+        except tavily_errors.UsageLimitExceededError as error:
+            raise WebSearchError("rate_limit", f"HTTP 429 usage limit ({error})") from error
+        except tavily_errors.BadRequestError as error:
+            raise WebSearchError("bad_request", f"HTTP 400 ({error})") from error
+        except requests.HTTPError as error:
+            status = error.response.status_code if error.response is not None else "?"
+            raise WebSearchError("server", f"HTTP {status}") from error
+        except (requests.Timeout, TimeoutError) as error:
+            raise WebSearchError("timeout", f"no answer within {self.timeout_s:g} s") from error
+        except ValueError as error:  # a 200 whose body is not JSON (requests' JSONDecodeError too)
+            raise WebSearchError("bad_response", f"unreadable reply ({str(error)[:120]})") from error
+        except requests.RequestException as error:
+            raise WebSearchError("network", f"{type(error).__name__}: {str(error)[:160]}") from error
+        finally:
+            client.close()
+        return parse_results(reply)
+
+
+def parse_results(reply: Any) -> list[WebResult]:
+    """Results with a URL and some text, in the order Tavily ranked them."""
+    if not isinstance(reply, dict) or not isinstance(reply.get("results"), list):
+        raise WebSearchError("bad_response", "the reply has no 'results' list")
+    results = []
+    for item in reply["results"]:
+        if not isinstance(item, dict):
+            continue
+        url, content = str(item.get("url") or "").strip(), str(item.get("content") or "").strip()
+        if url and content:
+            results.append(
+                WebResult(
+                    url=url,
+                    title=str(item.get("title") or "").strip(),
+                    content=content,
+                    score=float(item.get("score") or 0.0),
+                )
+            )
+    return results
+
+
+def _is_loopback(url: str | None) -> bool:
+    host = urlparse(url).hostname if url else None
+    if not host:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -1,0 +1,152 @@
+"""`langgraph dev` serves the graph offline: start it, drive it with langgraph-sdk, stop it.
+
+The server runs in its own process group on a free port with analytics, version check and tracing off, over a
+small index built with the tiny test embedder (the graph's nodes only need an index and its embedder).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from cragraph.agent_commands import server_command, server_env
+from tests.graph_fixtures import build_tiny_index
+
+pytestmark = pytest.mark.server
+ROOT = Path(__file__).resolve().parents[2]
+NODES = ["understand", "retrieve", "rerank", "grade", "refine", "web_search", "rewrite", "select", "answer"]
+STARTUP_S = 120
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, tiny_embedder_dir):
+    folder = tmp_path_factory.mktemp("server")
+    index = build_tiny_index(folder, tiny_embedder_dir)
+    port = free_port()
+    env = server_env(str(index))
+    env.update(
+        {
+            "CRAGRAPH_EMBEDDER": str(tiny_embedder_dir),
+            "CRAGRAPH_WEB_SEARCH": "false",
+            "CRAGRAPH_MAX_RETRIEVAL_ROUNDS": "1",
+            "OMP_NUM_THREADS": "1",
+            # Random tiny-embedder cosines say nothing; thresholds at the top make every grade `incorrect`
+            # unless a run's context says otherwise (which the test does to reach refine).
+            "CRAGRAPH_UPPER": "1.0",
+            "CRAGRAPH_LOWER": "1.0",
+        }
+    )
+    env.pop("TAVILY_API_KEY", None)
+    with open(folder / "server.log", "w+b") as log:
+        process = subprocess.Popen(
+            server_command(port),
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            yield _wait_until_up(process, f"http://127.0.0.1:{port}", log)
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGINT)
+                try:
+                    process.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    os.killpg(process.pid, signal.SIGKILL)
+                    process.wait()
+
+
+def _wait_until_up(process: subprocess.Popen, url: str, log) -> str:
+    deadline = time.monotonic() + STARTUP_S
+    while True:
+        if process.poll() is not None:
+            log.seek(0)
+            pytest.fail(f"langgraph dev exited with {process.returncode}:\n{log.read().decode()[-3000:]}")
+        try:
+            if httpx.get(f"{url}/ok", timeout=2).status_code == 200:
+                return url
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            log.seek(0)
+            pytest.fail(f"langgraph dev did not start in {STARTUP_S} s:\n{log.read().decode()[-3000:]}")
+        time.sleep(0.5)
+
+
+def test_stream_a_run_read_history_and_draw_the_graph(server):
+    asyncio.run(_drive(server))
+
+
+async def _drive(url: str) -> None:
+    from langgraph_sdk import get_client
+
+    client = get_client(url=url)
+    assistants = await client.assistants.search(graph_id="cragraph")
+    assert assistants, "the cragraph graph is not registered"
+    assistant_id = assistants[0]["assistant_id"]
+    thread = await client.threads.create()
+    question = {"question": "What is the population of Tokyo Japan?"}
+    seen_nodes, final_values = await _stream(client, thread["thread_id"], assistant_id, question, None)
+    expected_path = {"understand", "retrieve", "rerank", "grade", "web_search", "rewrite", "select", "answer"}
+    assert expected_path <= seen_nodes, seen_nodes
+    assert final_values["verdict"] == "incorrect" and final_values["abstained"] is True
+    assert [e["node"] for e in final_values["trace"]].count("retrieve") == 2  # the budget from the server env
+    assert final_values["trace"][4]["decision"] == "off"  # CRAGRAPH_WEB_SEARCH=false reached the nodes
+
+    other = await client.threads.create()
+    correct_nodes, correct_values = await _stream(
+        client,
+        other["thread_id"],
+        assistant_id,
+        {"question": "Which river flows into the Caspian Sea?"},
+        {"upper": -1.0, "lower": -1.0},
+    )
+    assert correct_values["verdict"] == "correct" and "refine" in correct_nodes
+    assert set(NODES) <= seen_nodes | correct_nodes
+
+    history = await client.threads.get_history(thread["thread_id"])
+    assert len(history) >= 8
+    assert history[0]["values"]["answer"] == final_values["answer"]
+    assert any(state["next"] == ["grade"] for state in history)
+
+    async with httpx.AsyncClient() as http:  # the drawing endpoint, as Studio fetches it
+        drawing = (await http.get(f"{url}/assistants/{assistant_id}/graph")).json()
+    drawn = {node["id"] for node in drawing["nodes"]}
+    assert set(NODES) <= drawn, drawn
+
+
+async def _stream(client, thread_id: str, assistant_id: str, payload: dict, context: dict | None):
+    """Stream one run (values + updates, subgraphs on); the nodes that sent updates and the last values."""
+    nodes: set[str] = set()
+    values = None
+    async for part in client.runs.stream(
+        thread_id,
+        assistant_id,
+        input=payload,
+        context=context,
+        stream_mode=["values", "updates"],
+        stream_subgraphs=True,
+    ):
+        assert part.event != "error", part.data
+        if part.event.startswith("updates") and isinstance(part.data, dict):
+            nodes.update(part.data)
+        elif part.event.startswith("values"):
+            values = part.data
+    assert values is not None
+    return nodes, values

@@ -1,0 +1,127 @@
+"""The whole graph on a tiny index: each CRAG branch for a constructed case, web failures, loop budgets."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from graph import graph
+from tests.graph_fixtures import build_tiny_index, context, use_keyword_evaluator
+from tests.tavily_stub import TavilyStub
+
+IN_CORPUS = "Which river flows into the Caspian Sea?"
+PARTLY = "Which river flows past Kazan bridges in Siberia?"
+OFF_CORPUS = "What is the population of Tokyo Japan?"
+WEB_RESULT = {
+    "url": "https://example.org/tokyo",
+    "title": "Tokyo population",
+    "content": "The population of Tokyo, the capital of Japan, is about 14 million people.",
+    "score": 0.9,
+}
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory, tiny_embedder_dir):
+    return build_tiny_index(tmp_path_factory.mktemp("graph-index"), tiny_embedder_dir)
+
+
+@pytest.fixture(autouse=True)
+def _keyword_evaluator(monkeypatch):
+    use_keyword_evaluator(monkeypatch)
+    monkeypatch.delenv("TAVILY_API_KEY", raising=False)
+
+
+def nodes_run(result):
+    return [entry["node"] for entry in result["trace"]]
+
+
+def test_correct_branch_refines_and_cites_the_index_chunk(index):
+    result = graph.invoke({"question": IN_CORPUS}, context=context(index))
+    assert result["verdict"] == "correct"
+    assert nodes_run(result) == ["understand", "retrieve", "rerank", "grade", "refine", "select", "answer"]
+    assert not result["abstained"]
+    assert result["citations"][0]["id"].startswith("volga"), result
+    assert "Caspian" in result["answer"] and "[1]" in result["answer"]
+    assert any("Caspian" in e["sentence"] for e in result["evidence"])
+    json.dumps(result)  # the output (and so the state it came from) is JSON-serializable
+    assert set(result) >= {"answer", "citations", "evidence", "verdict", "trace", "abstained", "language"}
+    assert "hits" not in result  # internal state stays out of the output schema
+
+
+def test_ambiguous_branch_runs_refine_and_web_in_the_same_step(index, monkeypatch):
+    with TavilyStub([WEB_RESULT]) as stub:
+        monkeypatch.setenv("TAVILY_API_KEY", "test-key")
+        result = graph.invoke(
+            {"question": PARTLY}, context=context(index, web_search=True, web_base_url=stub.url)
+        )
+    assert result["verdict"] == "ambiguous"
+    ran = nodes_run(result)
+    assert {"refine", "web_search"} <= set(ran)
+    assert ran.index("select") > max(ran.index("refine"), ran.index("web_search"))
+    assert ran.count("select") == 1
+    assert stub.requests and stub.requests[0]["authorization"] == "Bearer test-key"
+
+
+def test_incorrect_branch_answers_from_the_web_with_its_url(index, monkeypatch):
+    monkeypatch.setenv("TAVILY_API_KEY", "test-key")
+    with TavilyStub([WEB_RESULT]) as stub:
+        result = graph.invoke(
+            {"question": OFF_CORPUS}, context=context(index, web_search=True, web_base_url=stub.url)
+        )
+    assert result["verdict"] == "incorrect"
+    assert "refine" not in nodes_run(result)
+    assert result["citations"] and all(c["source"] == "web" for c in result["citations"])
+    assert result["citations"][0]["url"] == WEB_RESULT["url"]
+    assert "14 million" in result["answer"]
+    assert stub.requests[0]["json"]["query"] == "population Tokyo Japan"
+
+
+@pytest.mark.parametrize("mode", ["429", "401", "500", "garbage"])
+def test_failing_web_re_retrieves_within_budget_then_abstains(index, monkeypatch, mode):
+    monkeypatch.setenv("TAVILY_API_KEY", "test-key")
+    with TavilyStub([WEB_RESULT], mode=mode) as stub:
+        ctx = context(index, web_search=True, web_base_url=stub.url, max_retrieval_rounds=2)
+        result = graph.invoke({"question": OFF_CORPUS}, context=ctx)
+    assert result["abstained"] and result["citations"] == []
+    assert result["answer"].startswith("I do not have enough information")
+    ran = nodes_run(result)
+    assert ran.count("retrieve") == 3 and ran.count("rewrite") == 2
+    assert ran.count("web_search") == 1  # a failed web search is not repeated in later rounds
+    web = next(e for e in result["trace"] if e["node"] == "web_search")
+    assert web["decision"].startswith("failed:")
+    assert "web: failed" in result["trace"][-1]["note"]
+
+
+def test_web_off_or_without_key_says_why_and_zero_budget_abstains_at_once(index, monkeypatch):
+    result = graph.invoke({"question": OFF_CORPUS}, context=context(index, max_retrieval_rounds=0))
+    assert nodes_run(result) == [
+        "understand",
+        "retrieve",
+        "rerank",
+        "grade",
+        "web_search",
+        "select",
+        "answer",
+    ]
+    assert result["trace"][4]["decision"] == "off" and result["abstained"]
+    no_key = graph.invoke(
+        {"question": OFF_CORPUS}, context=context(index, web_search=True, max_retrieval_rounds=0)
+    )
+    assert no_key["trace"][4]["decision"] == "unavailable" and "TAVILY_API_KEY" in no_key["trace"][4]["note"]
+
+
+def test_russian_question_abstains_in_russian_and_debug_keeps_passages(index):
+    result = graph.invoke(
+        {"question": "Сколько жителей в Токио?"}, context=context(index, max_retrieval_rounds=0, debug=True)
+    )
+    assert result["language"] == "ru" and result["abstained"]
+    assert "недостаточно информации" in result["answer"]
+    assert "retrieve_0" in result["debug"] and "rerank" in result["debug"]
+
+
+def test_every_trace_record_has_the_agreed_fields(index):
+    result = graph.invoke({"question": IN_CORPUS}, context=context(index))
+    for entry in result["trace"]:
+        assert {"node", "decision", "counts", "top_scores", "duration_ms"} <= set(entry)
+        assert entry["duration_ms"] >= 0

@@ -1,0 +1,91 @@
+"""refine (knowledge strips) and select (coverage-aware greedy selection)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from graph.context import Context
+from nodes.refine import refine_passages, strip_spans
+from nodes.select import coverage, greedy_coverage
+from tests.graph_fixtures import KeywordEvaluator
+
+TEXT = (
+    "The Volga is the longest river in Europe. Tower Bridge is in London. Kazan is a city. "
+    "The Volga flows into the Caspian Sea."
+)
+
+
+def test_strips_are_exact_sentence_slices_and_short_ones_are_joined():
+    spans = strip_spans(TEXT, "en", min_chars=30, max_chars=200)
+    strips = [TEXT[s:e] for s, e in spans]
+    assert strips == [
+        "The Volga is the longest river in Europe.",
+        "Tower Bridge is in London. Kazan is a city.",
+        "The Volga flows into the Caspian Sea.",
+    ]
+    chinese = "蔡元培出生在绍兴。他是教育家。中央研究院在南京成立。"
+    assert len(strip_spans(chinese, "zh", min_chars=12, max_chars=400)) == 3  # limits scaled for Chinese
+
+
+def test_refine_drops_weak_strips_and_recomposes_in_order():
+    settings = Context(strip_min_chars=30, strip_threshold=-0.2, upper=0.5)
+    passage = {"id": "v#0", "title": "Volga", "text": TEXT, "language": "en", "grade": 0.6}
+    knowledge, stats = refine_passages(
+        "Which river flows into the Caspian Sea?", [passage], KeywordEvaluator(), settings
+    )
+    assert knowledge[0]["text"] == "The Volga flows into the Caspian Sea."
+    assert stats["strips"] == 3 and stats["strips_kept"] == 1
+    order = refine_passages(
+        "Volga river Caspian",
+        [passage],
+        KeywordEvaluator(),
+        Context(strip_min_chars=30, strip_threshold=-0.7),
+    )[0][0]
+    assert order["text"].startswith("The Volga is the longest") and order["text"].endswith("Caspian Sea.")
+    assert [s["start"] for s in order["strips"]] == sorted(s["start"] for s in order["strips"])
+
+
+def test_a_relevant_passage_keeps_its_best_strip_and_an_irrelevant_one_is_dropped():
+    settings = Context(strip_min_chars=30, strip_threshold=0.9, upper=0.5)
+    relevant = {"id": "a", "title": "", "text": TEXT, "language": "en", "grade": 0.8}
+    irrelevant = {"id": "b", "title": "", "text": TEXT, "language": "en", "grade": 0.1}
+    knowledge, _ = refine_passages(
+        "Volga Caspian population", [relevant, irrelevant], KeywordEvaluator(), settings
+    )
+    assert [k["id"] for k in knowledge] == ["a"] and len(knowledge[0]["strips"]) == 1
+
+
+def unit(*values):
+    vector = np.array(values, dtype=np.float32)
+    return vector / np.linalg.norm(vector)
+
+
+def test_coverage_is_the_design_formula():
+    q = unit(1, 0, 0)
+    c = np.stack([unit(1, 1, 0), unit(1, 0, 1)])
+    mean = c.mean(axis=0)
+    expected = 0.3 * float(mean @ q / np.linalg.norm(mean)) + 0.7 * float(np.max(c @ q))
+    assert coverage(q, c, 0.3) == pytest.approx(expected)
+    assert coverage(q, np.zeros((0, 3)), 0.5) == 0.0
+
+
+def test_greedy_selection_prefers_complementary_facets_and_stops_on_small_gain():
+    q = unit(1, 1, 0)
+    facet_a, facet_a_again, facet_b, off_topic = (
+        unit(1, 0.05, 0),
+        unit(1, 0.06, 0),
+        unit(0.05, 1, 0),
+        unit(0, 0, 1),
+    )
+    vectors = np.stack([facet_a, facet_a_again, facet_b, off_topic])
+    chosen, gains = greedy_coverage(q, vectors, [10, 10, 10, 10], alpha=0.5, min_gain=0.01, budget_chars=1000)
+    assert set(chosen) == {0, 2} or set(chosen) == {1, 2}
+    assert all(g >= 0.01 for g in gains)
+
+
+def test_greedy_selection_respects_the_context_budget():
+    q = unit(1, 1, 0)
+    vectors = np.stack([unit(1, 0, 0), unit(0, 1, 0), unit(1, 1, 0.1)])
+    chosen, _ = greedy_coverage(q, vectors, [60, 60, 500], alpha=0.5, min_gain=-1.0, budget_chars=130)
+    assert 2 not in chosen and sum([60, 60, 500][i] for i in chosen) <= 130

@@ -1,0 +1,98 @@
+"""retrieve, rerank, grade on a tiny index: passage dicts, feedback terms, stored-vector rerank, verdicts."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from langgraph.runtime import Runtime
+
+from nodes.common import bundle_of, chunk_rows, query_vector
+from nodes.grade import grade
+from nodes.rerank import rerank
+from nodes.retrieve import retrieval_settings, retrieve
+from tests.graph_fixtures import build_tiny_index, context, use_keyword_evaluator
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory, tiny_embedder_dir):
+    return build_tiny_index(tmp_path_factory.mktemp("retrieval-index"), tiny_embedder_dir)
+
+
+def test_retrieve_returns_json_passages_and_honours_filters(index):
+    ctx = context(index, retrieve_k=3, retrieval_mode="bm25")
+    update = retrieve({"question": "Which river flows into the Caspian Sea?"}, Runtime(context=ctx))
+    assert len(update["hits"]) == 3
+    json.dumps(update)
+    assert update["hits"][0]["id"].startswith("volga")
+    assert {"id", "doc_id", "title", "text", "score", "scores", "source"} <= set(update["hits"][0])
+    filtered = retrieve({"question": "flows", "filters": {"doc_id": "thames"}}, Runtime(context=ctx))
+    assert [h["doc_id"] for h in filtered["hits"]] == ["thames"]
+
+
+def test_feedback_terms_come_from_the_first_bm25_results(index):
+    ctx = context(index, prf=True, prf_docs=2, prf_terms=2, retrieve_k=4)
+    update = retrieve({"question": "river flows"}, Runtime(context=ctx))
+    assert update["trace"][0]["note"] == "feedback terms: kazan, volga"
+    assert update["trace"][0]["counts"]["queries"] == 2
+
+
+def test_retrieval_settings_follow_context_and_refuse_unknown_extras(index):
+    settings = retrieval_settings(context(index, retrieval_rrf_k=7, retrieval_extra={"pool": 11}))
+    assert settings.rrf_k == 7 and settings.pool == 11
+    with pytest.raises(ValueError, match="unknown RetrievalSettings"):
+        retrieval_settings(context(index, retrieval_extra={"no_such_knob": 1}))
+
+
+def test_rerank_orders_by_stored_cosine_and_keeps_rerank_k(index):
+    ctx = context(index, retrieve_k=4, rerank_k=2)
+    question = "Which river flows into the Caspian Sea?"
+    hits = retrieve({"question": question}, Runtime(context=ctx))["hits"]
+    update = rerank({"question": question, "hits": hits}, Runtime(context=ctx))
+    kept = update["candidates"]
+    assert len(kept) == 2
+    bundle = bundle_of(ctx)
+    expected = bundle.dense.vectors_for(chunk_rows(bundle, [h["id"] for h in hits])) @ query_vector(
+        bundle.embedder, question
+    )
+    best_two = [hits[i]["id"] for i in np.argsort(-expected)[:2]]
+    assert [p["id"] for p in kept] == best_two
+
+
+@pytest.mark.parametrize(
+    ("question", "verdict"),
+    [
+        ("Which river flows into the Caspian Sea?", "correct"),
+        ("Which river flows past Kazan bridges in Siberia?", "ambiguous"),
+        ("What is the population of Tokyo Japan?", "incorrect"),
+    ],
+)
+def test_grade_takes_each_crag_branch(index, monkeypatch, question, verdict):
+    use_keyword_evaluator(monkeypatch)
+    ctx = context(index, retrieve_k=4, rerank_k=4)
+    hits = retrieve({"question": question}, Runtime(context=ctx))["hits"]
+    candidates = rerank({"question": question, "hits": hits}, Runtime(context=ctx))["candidates"]
+    update = grade({"question": question, "candidates": candidates}, Runtime(context=ctx))
+    assert update["verdict"] == verdict
+    assert len(update["grades"]) == len(candidates) and all(-1 <= g <= 1 for g in update["grades"])
+    assert update["trace"][0]["decision"] == verdict
+
+
+def test_grade_with_no_candidates_is_incorrect(index, monkeypatch):
+    use_keyword_evaluator(monkeypatch)
+    update = grade({"question": "anything", "candidates": []}, Runtime(context=context(index)))
+    assert update["verdict"] == "incorrect"
+
+
+def test_cosine_grade_from_stored_vectors_equals_the_evaluator(index):
+    from evaluators.cosine import CosineEvaluator
+    from nodes.common import passage_text
+
+    ctx = context(index, evaluator="cosine", retrieve_k=3, rerank_k=3)
+    question = "Which river flows into the Caspian Sea?"
+    hits = retrieve({"question": question}, Runtime(context=ctx))["hits"]
+    update = grade({"question": question, "candidates": hits}, Runtime(context=ctx))
+    evaluator = CosineEvaluator(str(bundle_of(ctx).settings.embedder))
+    direct = evaluator.score(question, [passage_text(h) for h in hits])
+    assert np.allclose(update["grades"], direct, atol=1e-4)
