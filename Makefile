@@ -24,10 +24,8 @@ $(STAMP): pyproject.toml
 
 demo: install
 	$(BIN)/cragraph index samples/corpus samples/broken --index .cragraph/sample --rebuild
-	@grep -v '^#' samples/questions.txt | grep . | while IFS= read -r question; do \
-		echo; echo "## $$question"; \
-		$(BIN)/cragraph search "$$question" --index .cragraph/sample -k 3 || exit 1; \
-	done
+	$(BIN)/cragraph search "Who founded the Radium Institute?" --index .cragraph/sample -k 3
+	$(BIN)/cragraph ask --file samples/questions.txt --index .cragraph/sample --no-web
 
 test: install
 	$(BIN)/python -m pytest -q

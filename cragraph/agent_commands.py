@@ -26,7 +26,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     from cragraph.cli import DEFAULT_INDEX
 
     ask = commands.add_parser("ask", help="answer a question from the index (CRAG graph), with citations")
-    ask.add_argument("question")
+    ask.add_argument("question", nargs="*", help="one or more questions")
+    ask.add_argument("--file", type=Path, default=None,
+                     help="also answer the questions in this file (one per line; # starts a comment)")
     ask.add_argument("--index", default=DEFAULT_INDEX, help="bundle folder (default: %(default)s)")
     ask.add_argument("--trace", action="store_true", help="print the per-node trace table")
     ask.add_argument("--json", action="store_true", help="print the whole output as JSON")
@@ -100,21 +102,35 @@ def build_context(args: argparse.Namespace) -> Any:
 def run_ask(args: argparse.Namespace) -> int:
     from cragraph.cli import parse_filters
     from graph import graph
-    from nodes.trace import format_trace
 
     context = build_context(args)
     if not Path(context.index).exists():
         raise FileNotFoundError(
             f"no index at {context.index}; build one with `cragraph index PATH --index {context.index}`"
         )
-    request: dict[str, Any] = {"question": args.question}
+    questions = list(args.question)
+    if args.file is not None:
+        lines = args.file.read_text(encoding="utf-8").splitlines()
+        questions += [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    if not questions:
+        raise ValueError("no question given: pass a question or --file FILE")
     filters = parse_filters(args.filter)
-    if filters:
-        request["filters"] = filters
-    result = graph.invoke(request, context=context)
+    for number, question in enumerate(questions):
+        if len(questions) > 1:
+            print(("\n" if number else "") + f"## {question}\n")
+        request: dict[str, Any] = {"question": question}
+        if filters:
+            request["filters"] = filters
+        print_result(graph.invoke(request, context=context), args)
+    return 0
+
+
+def print_result(result: dict[str, Any], args: argparse.Namespace) -> None:
+    from nodes.trace import format_trace
+
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
-        return 0
+        return
     print(result["answer"])
     if result.get("citations"):
         print("\nCitations:")
@@ -132,7 +148,6 @@ def run_ask(args: argparse.Namespace) -> int:
     if args.trace:
         total = sum(entry.get("duration_ms", 0) for entry in result["trace"])
         print(f"\nTrace ({total / 1000:.2f} s):\n" + format_trace(result["trace"]))
-    return 0
 
 
 def server_command(port: int, reload: bool = False) -> list[str]:

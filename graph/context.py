@@ -77,10 +77,22 @@ class Context:
     # ---- retrieve and rerank -------------------------------------------------------------------------------
     retrieval_mode: str = _setting("hybrid", "hybrid, bm25 or dense.")
     retrieval_pool: int = _setting(100, "Candidates each ranked list contributes to fusion.")
-    retrieval_fusion: str = _setting("rrf", "How BM25 and dense lists are fused: rrf or score.")
+    retrieval_fusion: str = _setting(
+        "dynamic",
+        "How BM25 and dense lists are fused: dynamic (min-max score fusion, dense weight chosen per query), "
+        "score (fixed dense weight retrieval_alpha) or rrf.",
+    )
+    retrieval_alpha: float = _setting(0.8, "Dense weight of `score` fusion (BM25 gets 1 - alpha).")
+    retrieval_alpha_peaked: float = _setting(
+        0.6, "Dynamic fusion: dense weight when BM25's top hit clearly stands out (a strong lexical match)."
+    )
+    retrieval_alpha_flat: float = _setting(0.9, "Dynamic fusion: dense weight otherwise.")
+    retrieval_peak_gap: float = _setting(
+        0.15, "Dynamic fusion: relative gap between BM25's first and second scores that counts as standing out."
+    )
     retrieval_rrf_k: int = _setting(60, "Reciprocal-rank-fusion constant k (1-based ranks).")
-    retrieval_dense_weight: float = _setting(1.0, "Weight of the dense lists in fusion.")
-    retrieval_bm25_weight: float = _setting(1.0, "Weight of the BM25 lists in fusion.")
+    retrieval_dense_weight: float = _setting(1.0, "Weight of the dense lists in rrf fusion.")
+    retrieval_bm25_weight: float = _setting(1.0, "Weight of the BM25 lists in rrf fusion.")
     retrieval_extra: dict[str, Any] = _setting(
         {}, "Further RetrievalSettings fields by name (new fusion knobs), passed through as given."
     )

@@ -96,3 +96,11 @@ def test_cosine_grade_from_stored_vectors_equals_the_evaluator(index):
     evaluator = CosineEvaluator(str(bundle_of(ctx).settings.embedder))
     direct = evaluator.score(question, [passage_text(h) for h in hits])
     assert np.allclose(update["grades"], direct, atol=1e-4)
+
+
+def test_context_retrieval_defaults_are_the_retrievers_defaults():
+    from graph.context import Context
+    from nodes.retrieve import retrieval_settings
+    from stores.retriever import RetrievalSettings
+
+    assert retrieval_settings(Context()) == RetrievalSettings()
