@@ -10,7 +10,7 @@ import json
 import platform
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tqdm.auto import tqdm
@@ -19,7 +19,7 @@ from bench.datasets import Dataset, load_dataset
 from bench.metrics import all_gold_at, percentile, recall_at, reciprocal_rank, unique_in_order
 from models.paths import cache_root
 from stores.bundle import BundleError, IndexBundle, IndexSettings
-from stores.retriever import HybridRetriever, RetrievalSettings
+from stores.retriever import FUSIONS, MODES, HybridRetriever, RetrievalSettings
 
 COLUMNS = ("R@1", "R@2", "R@5", "R@10", "AllGold@5", "MRR", "p50_ms", "p95_ms")
 CHUNKS_PER_QUERY = 50  # enough chunks to fill 10 distinct documents when documents were split
@@ -52,9 +52,21 @@ def dataset_index(dataset: Dataset, embedder: str, index_root: Path | None = Non
 
 
 def retriever_modes(retriever: HybridRetriever, modes: Sequence[str]) -> dict[str, ModeRunner]:
+    """bm25, dense, hybrid (default fusion), hybrid-<fusion> (rrf, score, dynamic) to compare fusions, or
+    multihop: the documents of the evidence the planning subgraph hands to selection, best first."""
     def runner(mode: str) -> ModeRunner:
+        if mode == "multihop":
+            from bench.multihop import multihop_runner
+
+            return multihop_runner(retriever.bundle, retriever.settings)
+        base, _, fusion = mode.partition("-")
+        if base not in MODES or (fusion and (base != "hybrid" or fusion not in FUSIONS)):
+            raise ValueError(f"unknown mode {mode!r}; expected bm25, dense, hybrid or hybrid-<{'|'.join(FUSIONS)}>")
+        search = HybridRetriever(retriever.bundle, replace(retriever.settings, fusion=fusion)) if fusion \
+            else retriever
+
         def run(question: str) -> list[str]:
-            hits = retriever.search(question, k=CHUNKS_PER_QUERY, mode=mode)
+            hits = search.search(question, k=CHUNKS_PER_QUERY, mode=base)
             return unique_in_order([h.chunk.doc_id for h in hits])
         return run
     return {mode: runner(mode) for mode in modes}

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from cragraph.agent_commands import register as register_agent_commands
+from cragraph.plan_commands import register as register_plan_commands
 
 DEFAULT_INDEX = os.environ.get("CRAGRAPH_INDEX", ".cragraph/index")
 
@@ -45,6 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cragraph", description=__doc__)
     commands = parser.add_subparsers(title="commands")
     register_agent_commands(commands)
+    register_plan_commands(commands)
 
     index = commands.add_parser("index", help="index files or folders (.jsonl .txt .md .html) into a bundle")
     index.add_argument("paths", nargs="*", help="files or folders to add (re-adding a changed file updates it)")
@@ -72,7 +74,9 @@ def _parser() -> argparse.ArgumentParser:
     targets = evaluate.add_subparsers(title="what to evaluate")
     retrieval = targets.add_parser("retrieval", help="R@k, AllGold@5, MRR and latency per retrieval mode")
     retrieval.add_argument("--dataset", required=True, help="folder with questions.jsonl and corpus.jsonl")
-    retrieval.add_argument("--modes", default="bm25,dense,hybrid", help="comma-separated (default: %(default)s)")
+    retrieval.add_argument("--modes", default="bm25,dense,hybrid",
+                           help="comma-separated: bm25, dense, hybrid, hybrid-rrf|score|dynamic, multihop "
+                                "(default: %(default)s)")
     retrieval.add_argument("--embedder", default="e5-small")
     retrieval.add_argument("--limit", type=int, default=None, help="first N questions only")
     retrieval.add_argument("--out", type=Path, default=None, help="JSON report path")

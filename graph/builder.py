@@ -1,7 +1,8 @@
 """The main CRAG graph, compiled as `graph` (what `from graph import graph`, langgraph.json and Studio load).
 
 START -> understand -> retrieve -> rerank -> grade -> {refine | refine + web_search | web_search | rewrite}
--> select -> answer -> END, with rewrite -> retrieve as the bounded re-retrieval loop. Importing this module
+-> select -> answer -> END, with rewrite -> retrieve as the bounded re-retrieval loop; multi-hop questions go
+understand -> multihop (the planning subgraph) -> select. Importing this module
 loads no model: nodes load the index and models through per-process caches on first use.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 
 from graph.context import Context
+from graph.multihop import multihop_graph
 from graph.routes import route_after_grade, route_after_web, route_question
 from graph.state import InputState, OutputState, State
 from nodes.answer import answer
@@ -22,12 +24,13 @@ from nodes.select import select
 from nodes.understand import understand
 from nodes.web_search import web_search
 
-NODES = ("understand", "retrieve", "rerank", "grade", "refine", "web_search", "rewrite", "select", "answer")
+NODES = ("understand", "multihop", "retrieve", "rerank", "grade", "refine", "web_search", "rewrite", "select", "answer")
 
 
 def build_graph() -> StateGraph:
     builder = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
     builder.add_node("understand", understand)
+    builder.add_node("multihop", multihop_graph)
     builder.add_node("retrieve", retrieve)
     builder.add_node("rerank", rerank)
     builder.add_node("grade", grade)
@@ -38,7 +41,8 @@ def build_graph() -> StateGraph:
     builder.add_node("answer", answer)
 
     builder.add_edge(START, "understand")
-    builder.add_conditional_edges("understand", route_question, ["retrieve"])
+    builder.add_conditional_edges("understand", route_question, ["retrieve", "multihop"])
+    builder.add_edge("multihop", "select")
     builder.add_edge("retrieve", "rerank")
     builder.add_edge("rerank", "grade")
     builder.add_conditional_edges("grade", route_after_grade, ["refine", "web_search", "rewrite", "select"])

@@ -141,6 +141,47 @@ class Context:
     answer_sentences: int = _setting(2, "Evidence sentences in an extractive answer.")
     answer_min_score: float = _setting(-0.2, "Abstain when no evidence sentence scores at least this.")
     answer_max_new_tokens: int = _setting(200, "Generation cap for the LLM answer.")
+    # ---- multi-hop planning (graph/multihop.py) -------------------------------------------------------------
+    multihop: str = _setting(
+        "auto",
+        "Route to the multi-hop planner: auto (when the rule decomposer finds a bridge or comparison "
+        "structure), always, or never.",
+    )
+    multihop_llm_decompose: bool = _setting(
+        False, "Ask the chat model for the sub-question DAG (the embedded 135M model rarely gives a valid one)."
+    )
+    multihop_decompose_model: str = _setting("", "Chat model for the planner's LLM steps; empty = chat_model.")
+    multihop_llm_compile: bool = _setting(
+        False, "Let the chat model compile the plan (validated; the deterministic compiler is the fallback)."
+    )
+    multihop_llm_extract: bool = _setting(False, "EXTRACT_ANSWER through the chat model, else extractive.")
+    multihop_llm_synthesize: bool = _setting(False, "SYNTHESIZE a draft answer with the chat model.")
+    multihop_rule_decompose: bool = _setting(True, "Rule-based bridge / comparison decomposition as a fallback.")
+    multihop_bridge: bool = _setting(
+        True, "Entity bridge: titles and entities of the question's top passages become hop-2 queries."
+    )
+    multihop_question_top_k: int = _setting(10, "Passages retrieved for the whole question.")
+    multihop_sub_top_k: int = _setting(8, "Passages retrieved per sub-question.")
+    multihop_slot_candidates: int = _setting(2, "Values extracted per slot and substituted into later hops.")
+    multihop_bridge_from_top: int = _setting(3, "Top passages the bridge takes entity candidates from.")
+    multihop_bridge_entities: int = _setting(5, "Entity candidates the bridge retrieves for.")
+    multihop_bridge_top_k: int = _setting(4, "Passages retrieved per bridge entity.")
+    multihop_bridge_template: str = _setting(
+        "{entity} {question}", "Hop-2 query per bridge entity; {question} is the question."
+    )
+    multihop_question_weight: float = _setting(1.0, "Weight of the question's own hits when merging evidence.")
+    multihop_sub_weight: float = _setting(1.0, "Weight of sub-question hits when merging evidence.")
+    multihop_bridge_weight: float = _setting(1.0, "Weight of bridge hits when merging evidence.")
+    multihop_max_evidence: int = _setting(10, "Evidence passages the plan hands to selection.")
+    multihop_filter_threshold: float = _setting(
+        -2.0, "FILTER_CE threshold after each sub-question retrieval; below -1 switches the filter off."
+    )
+    multihop_grade_steps: bool = _setting(False, "Record a CRAG grade per retrieval step in the trace.")
+    multihop_max_sub_questions: int = _setting(5, "Largest DAG the validator accepts.")
+    multihop_max_deps: int = _setting(2, "Most dependencies per sub-question.")
+    multihop_max_top_k: int = _setting(20, "Clamp for any step's top_k.")
+    multihop_max_fanout: int = _setting(5, "Clamp for MAP_RETRIEVE fan-out.")
+    multihop_max_entities: int = _setting(8, "Clamp for EXTRACT_ENTITIES.")
     # ---- loops and debugging -------------------------------------------------------------------------------
     max_retrieval_rounds: int = _setting(
         1,

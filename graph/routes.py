@@ -11,10 +11,10 @@ from typing import Any, Literal
 Destination = Literal["refine", "web_search", "rewrite", "select"]
 
 
-def route_question(state: dict[str, Any]) -> Literal["retrieve"]:
-    """Single-hop retrieval. Issue 5 adds the 'multihop' destination (the planning subgraph) here, chosen when
-    understand sets route='multihop'; until then every route retrieves."""
-    return "retrieve"
+def route_question(state: dict[str, Any]) -> Literal["retrieve", "multihop"]:
+    """Single-hop questions go through CRAG retrieval; multi-hop ones to the planning subgraph, whose evidence
+    goes straight to coverage selection."""
+    return "multihop" if state.get("route") == "multihop" else "retrieve"
 
 
 def _budget_left(state: dict[str, Any]) -> bool:

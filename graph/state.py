@@ -72,3 +72,10 @@ class State(InputState, OutputState, total=False):
     selected: list[dict[str, Any]]
     retrieval_round: int
     max_retrieval_rounds: int
+    # written by the multi-hop subgraph (graph/multihop.py)
+    facets: list[str]
+    plan_dsl: str
+    compiled_plan: dict[str, Any]
+    evidence_hits: list[dict[str, Any]]
+    decomposition_source: str
+    multihop_answer: str | None

@@ -1,6 +1,7 @@
 """select: coverage-aware greedy choice of the context the answer may use.
 
-coverage(C) = a * cos(q, mean(C)) + (1 - a) * max_i cos(q, c_i). Starting from nothing, the passage with the
+coverage(C) = a * cos(q, mean(C)) + (1 - a) * max_i cos(q, c_i), averaged over the question and, for a multi-hop
+plan, each sub-question (facet). Starting from nothing, the passage with the
 best marginal gain is added until the best gain is under `select_min_gain` or the next passage would pass the
 context budget (characters). The mean term rewards passages that together point at the question (facets of a
 multi-hop question); the max term keeps the single best passage in. An index passage is represented by its
@@ -10,6 +11,7 @@ passage on a small CPU); web passages are embedded.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -31,7 +33,8 @@ def select(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
     if not pool:
         return {"selected": [], "trace": [timer.record("nothing to select", {"pool": 0})]}
     bundle = bundle_of(settings)
-    query = query_vector(bundle.embedder, state["question"])
+    facets = facet_texts(state)
+    query = np.vstack([query_vector(bundle.embedder, text) for text in [state["question"], *facets]])
     vectors = passage_vectors(bundle, pool)
     chosen, gains = greedy_coverage(
         query,
@@ -50,7 +53,8 @@ def select(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
                 f"selected {len(selected)} of {len(pool)}",
                 counts,
                 gains,
-                f"alpha={settings.select_alpha}, budget={settings.context_budget_chars} chars",
+                f"alpha={settings.select_alpha}, budget={settings.context_budget_chars} chars"
+                + (f", {len(facets)} facets" if facets else ""),
             )
         ],
     }
@@ -67,14 +71,24 @@ def passage_vectors(bundle: Any, pool: list[dict[str, Any]]) -> np.ndarray:
     return vectors
 
 
+def facet_texts(state: dict[str, Any]) -> list[str]:
+    """Sub-questions of a multi-hop plan, slots removed: selection must cover each of them, not only the
+    question."""
+    facets = [" ".join(re.sub(r"\{\w+\}", " ", f).split()) for f in state.get("facets") or []]
+    return [f for f in dict.fromkeys(facets) if f and f != state["question"]]
+
+
 def coverage(query: np.ndarray, vectors: np.ndarray, alpha: float) -> float:
-    """a * cos(q, mean(C)) + (1 - a) * max_i cos(q, c_i) for unit vectors; 0 for an empty set."""
+    """a * cos(q, mean(C)) + (1 - a) * max_i cos(q, c_i) for unit vectors, averaged over the rows of `query`
+    when it holds several facets; 0 for an empty set."""
     if not len(vectors):
         return 0.0
+    queries = np.atleast_2d(query)
     mean = vectors.mean(axis=0)
     norm = float(np.linalg.norm(mean))
-    mean_cos = float(mean @ query) / norm if norm > 0 else 0.0
-    return alpha * mean_cos + (1.0 - alpha) * float(np.max(vectors @ query))
+    mean_cos = queries @ mean / norm if norm > 0 else np.zeros(len(queries))
+    max_cos = (vectors @ queries.T).max(axis=0)
+    return float(np.mean(alpha * mean_cos + (1.0 - alpha) * max_cos))
 
 
 def greedy_coverage(

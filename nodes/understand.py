@@ -1,4 +1,4 @@
-"""understand: the question's language, its query variants, and the route (single-hop now; multi-hop later).
+"""understand: the question's language, its query variants, and the route (single-hop or multi-hop).
 
 Variants: a rule-based keyword form always (when on); LLM rewrites when switched on, each kept only if its
 embedder cosine to the question reaches `rewrite_min_cosine` (a rewrite that drifted in meaning would pull in
@@ -41,7 +41,7 @@ def understand(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, An
         rewrites, kept_scores, note = llm_rewrites(question, language, settings)
         variants += [r for r in rewrites if r.lower() not in {v.lower() for v in variants}]
         scores = kept_scores
-    route = choose_route(question)
+    route = choose_route(question, settings.multihop)
     update: dict[str, Any] = {
         "language": language,
         "keywords": keywords,
@@ -87,6 +87,13 @@ def llm_rewrites(
     return [q for q, _ in kept], [c for _, c in kept], note
 
 
-def choose_route(question: str) -> str:
-    """'single' for every question until the multi-hop planner lands (issue 5 decides 'multihop' here)."""
-    return "single"
+def choose_route(question: str, multihop: str = "auto") -> str:
+    """'multihop' when the setting says always, or (auto) when the rule decomposer finds a bridge or comparison
+    structure in the question ("the X of the Y that ...", "which is older, A or B"); else 'single'."""
+    if multihop not in ("auto", "always", "never"):
+        raise ValueError(f"Context.multihop must be auto, always or never, not {multihop!r}")
+    if multihop != "auto":
+        return "multihop" if multihop == "always" else "single"
+    from stores.plan_rules import rule_decomposition
+
+    return "multihop" if rule_decomposition(question) is not None else "single"

@@ -18,6 +18,7 @@ from stores.types import Hit
 Mode = Literal["hybrid", "bm25", "dense"]
 Fusion = Literal["dynamic", "score", "rrf"]
 MODES: tuple[str, ...] = ("hybrid", "bm25", "dense")
+FUSIONS: tuple[str, ...] = ("dynamic", "score", "rrf")
 
 
 class QueryError(ValueError):

@@ -22,7 +22,7 @@ from tests.graph_fixtures import build_tiny_index
 
 pytestmark = pytest.mark.server
 ROOT = Path(__file__).resolve().parents[2]
-NODES = ["understand", "retrieve", "rerank", "grade", "refine", "web_search", "rewrite", "select", "answer"]
+NODES = ["understand", "multihop", "retrieve", "rerank", "grade", "refine", "web_search", "rewrite", "select", "answer"]
 STARTUP_S = 120
 
 
@@ -118,7 +118,19 @@ async def _drive(url: str) -> None:
         {"upper": -1.0, "lower": -1.0},
     )
     assert correct_values["verdict"] == "correct" and "refine" in correct_nodes
-    assert set(NODES) <= seen_nodes | correct_nodes
+
+    planned = await client.threads.create()
+    planned_nodes, planned_values = await _stream(
+        client,
+        planned["thread_id"],
+        assistant_id,
+        {"question": "Which river flows into the Caspian Sea?"},
+        {"multihop": "always"},
+    )
+    assert {"multihop", "select", "answer"} <= planned_nodes
+    assert {"decompose", "validate", "compile", "translate", "execute"} <= planned_nodes  # the subgraph streams
+    assert planned_values["citations"]
+    assert set(NODES) <= seen_nodes | correct_nodes | planned_nodes
 
     history = await client.threads.get_history(thread["thread_id"])
     assert len(history) >= 8

@@ -75,13 +75,14 @@ def test_eval_retrieval_prints_the_table_and_writes_json(tmp_path, tiny_embedder
          "supporting_ids": ["p3"]},
     ]) + "\n")
     out = tmp_path / "report.json"
-    assert main(["eval", "retrieval", "--dataset", str(data), "--modes", "bm25,dense,hybrid", "--embedder",
+    assert main(["eval", "retrieval", "--dataset", str(data), "--modes", "bm25,dense,hybrid,hybrid-rrf", "--embedder",
                  str(tiny_embedder_dir), "--out", str(out), "--index-root", str(tmp_path / "indexes")]) == 0
     printed = capsys.readouterr().out
     assert "| mode | R@1 | R@2 | R@5 | R@10 | AllGold@5 | MRR | p50_ms | p95_ms |" in printed
     assert "| bm25 | 1.000 |" in printed
     report = json.loads(out.read_text())
-    assert set(report["modes"]) == {"bm25", "dense", "hybrid"}
+    assert set(report["modes"]) == {"bm25", "dense", "hybrid", "hybrid-rrf"}
+    assert "| hybrid-rrf |" in printed
     assert report["modes"]["bm25"]["metrics"]["R@1"] == 1.0
 
 
@@ -89,3 +90,11 @@ def test_parse_filters():
     assert parse_filters(["category=cs.*", "language=en"]) == {"category": {"prefix": "cs."}, "language": "en"}
     with pytest.raises(ValueError):
         parse_filters(["oops"])
+
+
+def test_eval_retrieval_refuses_an_unknown_mode(tmp_path, capsys):
+    from bench.retrieval import retriever_modes
+    from stores.retriever import HybridRetriever
+
+    with pytest.raises(ValueError, match="unknown mode 'hybrid-magic'"):
+        retriever_modes(HybridRetriever(bundle=None), ["hybrid-magic"])

@@ -125,3 +125,24 @@ def test_every_trace_record_has_the_agreed_fields(index):
     for entry in result["trace"]:
         assert {"node", "decision", "counts", "top_scores", "duration_ms"} <= set(entry)
         assert entry["duration_ms"] >= 0
+
+
+def test_multihop_route_runs_the_planner_and_selects_from_its_evidence(index):
+    result = graph.invoke({"question": IN_CORPUS}, context=context(index, multihop="always"))
+    ran = nodes_run(result)
+    assert ran[0] == "understand" and ran[-2:] == ["select", "answer"]
+    assert {"decompose", "validate", "compile", "translate", "execute"} <= set(ran)
+    assert "retrieve" not in ran and "grade" not in ran
+    assert result["citations"] and result["citations"][0]["source"] == "index"
+
+
+def test_route_choice_follows_the_setting_and_the_question_shape():
+    from nodes.understand import choose_route
+
+    bridge = "Which Canadian rock band released a song called Counterparts and had a drummer who wrote lyrics?"
+    assert choose_route(bridge, "auto") == "multihop"
+    assert choose_route(bridge, "never") == "single"
+    assert choose_route("What is the capital of France?", "always") == "multihop"
+    assert choose_route("What is the capital of France?", "auto") == "single"
+    with pytest.raises(ValueError, match="auto, always or never"):
+        choose_route("x", "sometimes")

@@ -13,7 +13,7 @@ from graph.context import Context
 from graph.routes import route_after_grade, route_after_web, route_question
 
 ROOT = Path(__file__).resolve().parents[2]
-NODES = ["understand", "retrieve", "rerank", "grade", "refine", "web_search", "rewrite", "select", "answer"]
+NODES = ["understand", "multihop", "retrieve", "rerank", "grade", "refine", "web_search", "rewrite", "select", "answer"]
 
 
 def test_every_context_field_has_a_description():

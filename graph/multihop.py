@@ -1,0 +1,85 @@
+"""The planning subgraph for multi-hop questions: decompose -> validate -> compile -> translate -> execute.
+
+    START -> decompose -> validate --valid--> compile -> translate -> execute -> END
+                 ^            |
+                 '--invalid---'   (next source: LLM retry -> rules -> single-hop, which is always valid)
+
+Input keys (MultihopInput): `question`, optional `filters`. Output keys (MultihopOutput):
+- `knowledge`: evidence passages best first, in the main graph's passage-dict shape (what `select` reads),
+  each with `plan_steps` naming the plan steps that found it; at most the plan's max_evidence.
+- `evidence_hits`: the same evidence as Hit.to_dict() records.
+- `facets`: the sub-question texts (slots still as {name}); coverage selection should cover each.
+- `plan_dsl`: the executed plan as DSL text (replay it with `cragraph replay-plan`);
+  `compiled_plan`: its JSON.
+- `decomposition_source`: llm | llm_retry | rules | single; `multihop_answer`: SYNTHESIZE's draft answer.
+- `trace`: one record per node run (decompose and validate may run up to 4 times).
+Its own trace starts empty (the input schema has no `trace`), so as a node of the main graph it adds only its
+records to the parent's `trace` list.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, NotRequired, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+
+from graph.context import Context
+from nodes.decompose import decompose
+from nodes.plan_compile import plan_compile
+from nodes.plan_execute import plan_execute
+from nodes.plan_settings import MultihopSettings
+from nodes.plan_translate import plan_translate
+from nodes.plan_validate import plan_validate, route_after_validate
+
+__all__ = ["MultihopSettings", "MultihopState", "build_multihop_graph", "multihop_graph"]
+
+
+class MultihopInput(TypedDict):
+    question: str
+    filters: NotRequired[dict[str, Any] | None]
+
+
+class MultihopOutput(TypedDict, total=False):
+    knowledge: list[dict[str, Any]]
+    evidence_hits: list[dict[str, Any]]
+    facets: list[str]
+    plan_dsl: str
+    compiled_plan: dict[str, Any]
+    decomposition_source: str
+    multihop_answer: str | None
+    trace: Annotated[list[dict[str, Any]], operator.add]
+
+
+class MultihopState(MultihopInput, MultihopOutput, total=False):
+    """Everything the phases pass along; all JSON-able."""
+
+    decomposition: dict[str, Any] | None  # Decomposition.model_dump(): the sub-questions DAG
+    decomposition_reply: str  # the last candidate (or error), fed back to an LLM retry
+    decompose_stage: int  # index into the fallback chain: the loop's budget
+    plan_errors: list[str]
+    plan_valid: bool
+    plan: dict[str, Any]  # Plan.model_dump(): the parsed DSL
+    step_results: list[dict[str, Any]]  # one record per executed step
+
+
+def build_multihop_graph() -> StateGraph:
+    builder = StateGraph(
+        MultihopState, context_schema=Context, input_schema=MultihopInput, output_schema=MultihopOutput
+    )
+    builder.add_node("decompose", decompose)
+    builder.add_node("validate", plan_validate)
+    builder.add_node("compile", plan_compile)
+    builder.add_node("translate", plan_translate)
+    builder.add_node("execute", plan_execute)
+    builder.add_edge(START, "decompose")
+    builder.add_edge("decompose", "validate")
+    builder.add_conditional_edges("validate", route_after_validate, ["compile", "decompose"])
+    builder.add_edge("compile", "translate")
+    builder.add_edge("translate", "execute")
+    builder.add_edge("execute", END)
+    return builder
+
+
+multihop_graph = build_multihop_graph().compile()
+multihop_graph.name = "cragraph-multihop"

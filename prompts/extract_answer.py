@@ -1,0 +1,27 @@
+"""Prompt for EXTRACT_ANSWER: a short value (a name, a place, a date) answering a sub-question."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+EXTRACT_SYSTEM = """You read numbered passages and answer the question with a short value copied from them:
+a name, a title, a place, a date or a number, at most 8 words. If the passages do not contain it, answer null.
+Reply with strict JSON only: {"answer": "value"} or {"answer": null}"""
+
+EXTRACT_USER = """Passages:
+{passages}
+
+Question: {question}
+JSON:"""
+
+
+def extract_answer_messages(
+    question: str, passages: Sequence[str], max_chars: int = 600
+) -> list[BaseMessage]:
+    numbered = "\n".join(f"[{i}] {p[:max_chars]}" for i, p in enumerate(passages, start=1))
+    return [
+        SystemMessage(content=EXTRACT_SYSTEM),
+        HumanMessage(content=EXTRACT_USER.format(passages=numbered, question=question.strip())),
+    ]

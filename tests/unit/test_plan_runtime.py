@@ -1,0 +1,169 @@
+"""The plan runtime: a 2-hop slot plan end to end, clamping, failures, caching, union vs intersect, FILTER_CE.
+
+Retrieval is a term-overlap search over a constructed corpus; entity fallbacks use the rule extractor
+(language "xx"), so no model loads.
+"""
+
+from __future__ import annotations
+
+from stores.plan import Decomposition, PlanLimits, SubQuestion, compile_decomposition
+from stores.plan_dsl import Plan, PlanStep, parse_dsl, translate
+from stores.plan_runtime import PlanRuntime, clamp
+from stores.tokenize import tokenize
+from stores.types import Chunk, Hit
+from tests.graph_fixtures import KeywordEvaluator
+
+CORPUS = {
+    "thriller": (
+        "Thriller (album)",
+        "Thriller is a 1982 album by Michael Jackson, released by Epic Records.",
+    ),
+    "epic": ("Epic Records", "Epic Records is a record label founded in 1953 by Columbia Records."),
+    "columbia": ("Columbia Records", "Columbia Records is an American record label owned by Sony Music."),
+    "bad": ("Bad (album)", "Bad is a 1987 album by Michael Jackson."),
+    "motown": ("Motown", "Motown is a record label founded by Berry Gordy in Detroit."),
+}
+CHUNKS = [Chunk(id=key, doc_id=key, title=title, text=text) for key, (title, text) in CORPUS.items()]
+
+
+class OverlapSearch:
+    """Ranks chunks by shared index terms with the query; records every query it was asked."""
+
+    def __init__(self):
+        self.queries: list[tuple[str, int]] = []
+
+    def __call__(self, query: str, k: int) -> list[Hit]:
+        self.queries.append((query, k))
+        terms = set(tokenize(query))
+        scored = [(len(terms & set(tokenize(c.passage))), c) for c in CHUNKS]
+        scored = sorted((s for s in scored if s[0] > 0), key=lambda s: -s[0])
+        return [Hit(chunk=c, score=float(s), sources=["bm25:0"]) for s, c in scored[:k]]
+
+
+def two_hop_plan(question: str = "Who founded the label that released Thriller?") -> Plan:
+    dag = Decomposition(
+        sub_questions=[
+            SubQuestion(id="q1", text="Which record label released the album Thriller?", slot="label"),
+            SubQuestion(id="q2", text="In which year was {label} founded?", deps=["q1"]),
+        ]
+    )
+    return translate(compile_decomposition(question, dag))
+
+
+def test_two_hop_plan_retrieves_with_the_extracted_value():
+    search = OverlapSearch()
+    asked = []
+
+    def extract(question, hits):
+        asked.append((question, [h.chunk.id for h in hits]))
+        return "Epic Records", None
+
+    run = PlanRuntime(search, extract_answer=extract, language="xx").run(two_hop_plan())
+    assert run.failed == []
+    assert asked[0][0] == "Which record label released the album Thriller?"
+    assert asked[0][1][0] == "thriller"
+    assert ("In which year was Epic Records founded?", 8) in search.queries
+    assert run.values["q2"].hits[0].chunk.id == "epic"
+    ids = [h.chunk.id for h in run.evidence]
+    assert {"thriller", "epic"} <= set(ids)
+    assert "q2" in run.evidence[ids.index("epic")].sources
+
+
+def test_without_an_llm_the_extractive_fallback_fills_the_slot():
+    run = PlanRuntime(OverlapSearch(), language="xx").run(two_hop_plan())
+    record = next(r for r in run.records if r["step"] == "q1_ans")
+    assert record["note"].startswith("extractive")
+    assert "Epic Records" in run.values["q1_ans"].strings
+    assert any("Epic Records" in q for q in run.values["q2_query"].strings)
+
+
+def test_llm_failure_falls_back_to_extraction_and_is_noted():
+    run = PlanRuntime(OverlapSearch(), extract_answer=lambda q, h: (None, "invalid JSON"), language="xx").run(
+        two_hop_plan()
+    )
+    note = next(r for r in run.records if r["step"] == "q1_ans")["note"]
+    assert "invalid JSON" in note and "extractive fallback" in note
+
+
+def test_retrieval_is_cached_by_query():
+    search = OverlapSearch()
+    plan = parse_dsl(
+        'a = RETRIEVE(query="Epic Records", top_k=3)\nb = RETRIEVE(query="Epic Records", top_k=3)\n'
+        "u = UNION_HITS(@a, @b)\nRETURN u\n"
+    )
+    runtime = PlanRuntime(search)
+    runtime.run(plan)
+    assert search.queries == [("Epic Records", 3)]
+    assert runtime.searches == 1
+
+
+def test_parameters_are_clamped_to_the_limits():
+    search = OverlapSearch()
+    plan = parse_dsl(
+        'a = RETRIEVE(query="record label", top_k=5000)\n'
+        'e = EXTRACT_ENTITIES(@a, exclude="", from_top=99, max_entities=99)\n'
+        'm = MAP_RETRIEVE(@e, template="{entity}", top_k=-4)\nRETURN m\n'
+    )
+    run = PlanRuntime(search, PlanLimits(max_top_k=3, max_fanout=2, max_entities=4), language="xx").run(plan)
+    assert search.queries[0] == ("record label", 3)
+    assert len(run.values["e"].strings) == 4
+    assert [k for _, k in search.queries[1:]] == [1, 1]  # fan-out 2, top_k clamped up to 1
+    assert clamp("x", 1, 5, 3) == 3 and clamp(9.5, 0.0, 1.0, 0.5) == 1.0
+
+
+def test_a_step_with_a_missing_input_fails_cleanly_and_later_steps_see_it_missing():
+    plan = parse_dsl(
+        'a = RETRIEVE(query="zzz qqq", top_k=3)\n'
+        'x = EXTRACT_ANSWER(@a, question="zzz", slot="v")\n'
+        'c = COMPOSE_QUERY(@x, template="about {v}")\n'
+        "b = RETRIEVE(@c, top_k=3)\n"
+        'k = RETRIEVE(query="Motown label", top_k=2)\n'
+        "u = UNION_HITS(@b, @k)\nRETURN u\n"
+    )
+    run = PlanRuntime(OverlapSearch(), language="xx").run(plan)
+    assert run.failed == ["x", "c", "b"]
+    notes = {r["step"]: r.get("note", "") for r in run.records}
+    assert "input a is empty" in notes["x"] and "input x is missing" in notes["c"]
+    assert "skipped missing ['b']" in notes["u"]
+    assert run.evidence[0].chunk.id == "motown"
+
+
+def test_union_keeps_everything_and_intersect_only_what_every_input_found():
+    text = (
+        'a = RETRIEVE(query="Michael Jackson album", top_k=5)\n'
+        'b = RETRIEVE(query="Epic Records label", top_k=5)\n'
+        "m = {op}(@a, @b)\nRETURN m\n"
+    )
+    union = PlanRuntime(OverlapSearch()).run(parse_dsl(text.format(op="UNION_HITS"))).evidence
+    intersect = PlanRuntime(OverlapSearch()).run(parse_dsl(text.format(op="INTERSECT_HITS"))).evidence
+    assert {h.chunk.id for h in union} == {"thriller", "bad", "epic", "columbia", "motown"}
+    assert {h.chunk.id for h in intersect} == {"thriller"}
+
+
+def test_filter_ce_drops_passages_below_the_threshold():
+    plan = parse_dsl(
+        'a = RETRIEVE(query="record label founded", top_k=5)\n'
+        'f = FILTER_CE(@a, question="record label founded", threshold=0.5)\nRETURN f\n'
+    )
+    run = PlanRuntime(OverlapSearch(), evaluator=KeywordEvaluator()).run(plan)
+    assert {h.chunk.id for h in run.values["a"].hits} > {h.chunk.id for h in run.evidence}
+    assert {h.chunk.id for h in run.evidence} == {"epic", "motown"}
+
+
+def test_synthesize_caps_evidence_and_answers_from_it():
+    plan = Plan(
+        steps=[
+            PlanStep(id="a", op="RETRIEVE", args={"query": "record label", "top_k": 5}),
+            PlanStep(
+                id="s",
+                op="SYNTHESIZE",
+                inputs=["a"],
+                args={"question": "Who founded Motown?", "max_evidence": 2},
+            ),
+        ],
+        output="s",
+    )
+    run = PlanRuntime(OverlapSearch(), synthesize=lambda q, hits: (f"from {len(hits)}", None)).run(plan)
+    assert len(run.evidence) == 2 and run.answer == "from 2"
+    extractive = PlanRuntime(OverlapSearch()).run(plan)
+    assert extractive.answer and "record label" in extractive.answer

@@ -1,0 +1,150 @@
+"""The multi-hop subgraph end to end on a tiny index with a scripted LLM: the fallback chain (LLM -> retry
+with the errors -> rules -> single-hop), each outcome in the trace, the DSL in the output, evidence and
+facets.
+
+Retrieval runs in BM25 mode (the tiny test embedder's vectors carry no meaning) and entity candidates use the
+rule extractor (spaCy is switched off for speed), so no real model loads."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import nodes.llm
+import stores.entities
+from graph.context import Context
+from graph.multihop import multihop_graph
+from models.scripted import ScriptedChatModel
+from stores.plan_dsl import parse_dsl
+from tests.graph_fixtures import DOCS, build_tiny_index
+
+EXTRA_DOCS = [
+    {
+        "id": "paris",
+        "title": "Paris",
+        "text": "Paris is the capital of France. The Seine river flows through Paris.",
+    },
+    {"id": "seine", "title": "Seine", "text": "The Seine is a river of northern France about 777 km long."},
+]
+VALID = json.dumps(
+    {
+        "sub_questions": [
+            {
+                "id": "q1",
+                "text": "In which city did Marie Curie found her institute?",
+                "deps": [],
+                "slot": "city",
+            },
+            {"id": "q2", "text": "Which river flows through {city}?", "deps": ["q1"]},
+        ]
+    }
+)
+UNUSED_SLOT = json.dumps(
+    {
+        "sub_questions": [
+            {"id": "q1", "text": "In which city did Marie Curie found her institute?", "slot": "city"},
+            {"id": "q2", "text": "Which river flows through Paris?"},
+        ]
+    }
+)
+QUESTION = "Which river flows through the city where Marie Curie founded her institute?"
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory, tiny_embedder_dir):
+    return build_tiny_index(
+        tmp_path_factory.mktemp("multihop-index"), tiny_embedder_dir, [*DOCS, *EXTRA_DOCS]
+    )
+
+
+@pytest.fixture(autouse=True)
+def rule_entities(monkeypatch):
+    monkeypatch.setattr(stores.entities, "_nlp_failed", True)
+    monkeypatch.setattr(stores.entities, "_nlp", None)
+
+
+def scripted(monkeypatch, *responses):
+    model = ScriptedChatModel(responses=list(responses))
+    monkeypatch.setattr(nodes.llm, "load_chat_model", lambda spec: model)
+    return model
+
+
+def run(index, question=QUESTION, **settings):
+    values = {"index": str(index), "retrieval_mode": "bm25", "multihop_llm_decompose": True, **settings}
+    context = Context(**values)
+    return multihop_graph.invoke({"question": question}, context=context)
+
+
+def decisions(output, node):
+    return [r["decision"] for r in output["trace"] if r["node"] == node]
+
+
+def test_valid_llm_plan_runs_end_to_end_and_the_second_hop_uses_the_extracted_city(index, monkeypatch):
+    scripted(monkeypatch, VALID)
+    output = run(index)
+    assert output["decomposition_source"] == "llm"
+    assert output["facets"] == [
+        "In which city did Marie Curie found her institute?",
+        "Which river flows through {city}?",
+    ]
+    assert [r["node"] for r in output["trace"]] == [
+        "decompose",
+        "validate",
+        "compile",
+        "translate",
+        "execute",
+    ]
+    steps = {r["step"]: r for r in output["trace"][-1]["steps"]}
+    assert "Paris" in steps["q1_ans"]["values"]
+    assert "Which river flows through Paris?" in steps["q2_query"]["values"]
+    assert "paris#0" in steps["q2"]["hits"][:2]
+    ids = [p["doc_id"] for p in output["knowledge"]]
+    assert "curie" in ids and "paris" in ids
+    paris = output["knowledge"][ids.index("paris")]
+    assert paris["source"] == "index" and "q2" in paris["plan_steps"]
+    assert [h["chunk"]["id"] for h in output["evidence_hits"]] == [p["id"] for p in output["knowledge"]]
+    assert parse_dsl(output["plan_dsl"]).output == "answer"
+    assert output["multihop_answer"]
+
+
+def test_invalid_plan_is_retried_with_its_errors(index, monkeypatch):
+    model = scripted(monkeypatch, UNUSED_SLOT, VALID)
+    output = run(index)
+    assert output["decomposition_source"] == "llm_retry"
+    assert "slot {city} (from q1) is never used" in model.prompts[1]
+    assert decisions(output, "validate") == ["llm plan rejected: 1 errors", "llm_retry plan valid"]
+
+
+def test_two_failures_fall_back_to_the_rule_decomposition(index, monkeypatch):
+    scripted(monkeypatch, "not json at all", UNUSED_SLOT)
+    output = run(index)
+    assert output["decomposition_source"] == "rules"
+    assert decisions(output, "decompose") == [
+        "llm: failed",
+        "llm_retry: 2 sub-questions",
+        "rules: 2 sub-questions",
+    ]
+    assert decisions(output, "validate")[1] == "llm_retry plan rejected: 1 errors"
+    assert output["facets"][0] == "the city where Marie Curie founded her institute"
+    assert output["knowledge"]
+
+
+def test_without_a_rule_pattern_the_chain_ends_in_single_hop_with_bridging(index, monkeypatch):
+    scripted(monkeypatch, "[]", "{}")
+    output = run(index, question="Which river flows past Kazan?")
+    assert output["decomposition_source"] == "single"
+    assert decisions(output, "decompose") == [
+        "llm: failed",
+        "llm_retry: failed",
+        "rules: failed",
+        "single: 1 sub-questions",
+    ]
+    assert "bridge = MAP_RETRIEVE(@bridge_entities" in output["plan_dsl"]
+    assert output["knowledge"][0]["doc_id"] in {"kazan", "volga"}
+
+
+def test_llm_off_uses_rules_without_calling_a_model(index, monkeypatch):
+    model = scripted(monkeypatch)
+    output = run(index, multihop_llm_decompose=False)
+    assert model.calls == [] and output["decomposition_source"] == "rules"
