@@ -70,17 +70,9 @@ def answer(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
     top = [s for s in top if s["score"] >= settings.answer_min_score]
     numbers = _renumber([s["n"] for s in top])
     text = " ".join(f"{' '.join(s['sentence'].split())} [{numbers[s['n']]}]" for s in top)
-    evidence = [{"n": numbers[s["n"]], "sentence": s["sentence"], "score": round(s["score"], 4)} for s in top]
-    citations = _citations(context, numbers)
-    counts = {"context": len(context), "sentences": len(sentences), "citations": len(citations)}
-    return {
-        "answer": text,
-        "citations": citations,
-        "evidence": evidence,
-        "abstained": False,
-        "language": language,
-        "trace": [timer.record("extractive answer", counts, [s["score"] for s in top], note)],
-    }
+    update = _answered(text, context, numbers, _evidence(top, numbers), language)
+    counts = {"context": len(context), "sentences": len(sentences), "citations": len(update["citations"])}
+    return {**update, "trace": [timer.record("extractive answer", counts, [s["score"] for s in top], note)]}
 
 
 def scored_sentences(question: str, context: list[dict[str, Any]], settings: Context) -> list[dict[str, Any]]:
@@ -166,19 +158,21 @@ def llm_answer(
         )
     if not evidence:
         best = sorted((s for s in sentences if s["n"] in numbers), key=lambda s: -s["score"])[:2]
-        evidence = [
-            {"n": numbers[s["n"]], "sentence": s["sentence"], "score": round(s["score"], 4)} for s in best
-        ]
-    citations = _citations(context, numbers)
-    return {
-        "answer": text,
-        "citations": citations,
-        "evidence": evidence,
-        "abstained": False,
-        "language": language,
-        "decision": "LLM answer",
-        "counts": {"context": len(context), "citations": len(citations)},
-    }, note
+        evidence = _evidence(best, numbers)
+    update = _answered(text, context, numbers, evidence, language)
+    counts = {"context": len(context), "citations": len(update["citations"])}
+    return {**update, "decision": "LLM answer", "counts": counts}, note
+
+
+def _evidence(sentences: list[dict[str, Any]], numbers: dict[int, int]) -> list[dict[str, Any]]:
+    """Scored context sentences as evidence records under their citation numbers."""
+    return [{"n": numbers[s["n"]], "sentence": s["sentence"], "score": round(s["score"], 4)} for s in sentences]
+
+
+def _answered(text: str, context: list[dict[str, Any]], numbers: dict[int, int],
+              evidence: list[dict[str, Any]], language: str) -> dict[str, Any]:
+    return {"answer": text, "citations": _citations(context, numbers), "evidence": evidence,
+            "abstained": False, "language": language}
 
 
 def _renumber(context_numbers: list[int]) -> dict[int, int]:
