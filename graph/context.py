@@ -147,6 +147,10 @@ class Context:
         "Route to the multi-hop planner: auto (when the rule decomposer finds a bridge or comparison "
         "structure), always, or never.",
     )
+    llm_route: bool = _setting(
+        False, "With multihop=auto, let the chat model classify single vs multi-hop (invalid output: rules decide)."
+    )
+    route_model: str = _setting("", "Chat model for the route classifier; empty = chat_model.")
     multihop_llm_decompose: bool = _setting(
         False, "Ask the chat model for the sub-question DAG (the embedded 135M model rarely gives a valid one)."
     )

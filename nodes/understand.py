@@ -7,7 +7,7 @@ wrong passages). Pseudo-relevance-feedback terms are added by retrieve, which ha
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from langgraph.runtime import Runtime
@@ -18,10 +18,15 @@ from nodes.common import bundle_of, keyword_form, language_of, query_vector, set
 from nodes.llm import ask_structured
 from nodes.trace import StageTimer
 from prompts.rewrite import rewrite_messages
+from prompts.route import route_messages
 
 
 class Rewrites(BaseModel):
     queries: list[str] = Field(min_length=1, max_length=10)
+
+
+class RouteChoice(BaseModel):
+    route: Literal["single", "multihop"]
 
 
 def understand(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
@@ -42,6 +47,10 @@ def understand(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, An
         variants += [r for r in rewrites if r.lower() not in {v.lower() for v in variants}]
         scores = kept_scores
     route = choose_route(question, settings.multihop)
+    if settings.multihop == "auto" and settings.llm_route:
+        parsed, error = ask_structured(settings.model_for(settings.route_model), route_messages(question), RouteChoice)
+        route = parsed.route if parsed else route
+        note = "; ".join(filter(None, [note, f"LLM route: {parsed.route}" if parsed else f"{error}; rule route"]))
     update: dict[str, Any] = {
         "language": language,
         "keywords": keywords,

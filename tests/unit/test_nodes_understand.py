@@ -99,3 +99,13 @@ def test_rewrite_with_invalid_llm_output_uses_the_rule(index, monkeypatch):
     update = rewrite(state, Runtime(context=context(index, llm_rewrites=True)))
     assert update["query"] == "river flows Tokyo"
     assert "rule-based rewrite" in update["trace"][0]["note"]
+
+
+def test_llm_route_classifier_decides_and_falls_back_on_invalid_output(monkeypatch, index):
+    replies = ScriptedChatModel(responses=['{"route": "multihop"}', "probably multi-hop?"])
+    monkeypatch.setattr(nodes.llm, "load_chat_model", lambda spec: replies)
+    runtime = Runtime(context=context(index, llm_route=True))
+    first = understand({"question": "What is the capital of France?"}, runtime)
+    assert first["route"] == "multihop" and "LLM route: multihop" in first["trace"][0]["note"]
+    second = understand({"question": "What is the capital of France?"}, runtime)
+    assert second["route"] == "single" and "invalid LLM output" in second["trace"][0]["note"]
