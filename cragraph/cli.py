@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from cragraph.agent_commands import register as register_agent_commands
+from cragraph.evaluator_commands import add_eval_evaluator, add_train_evaluator
 from cragraph.plan_commands import register as register_plan_commands
 
 DEFAULT_INDEX = os.environ.get("CRAGRAPH_INDEX", ".cragraph/index")
@@ -47,6 +48,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(title="commands")
     register_agent_commands(commands)
     register_plan_commands(commands)
+    add_train_evaluator(commands)
 
     index = commands.add_parser("index", help="index files or folders (.jsonl .txt .md .html) into a bundle")
     index.add_argument("paths", nargs="*", help="files or folders to add (re-adding a changed file updates it)")
@@ -83,6 +85,7 @@ def _parser() -> argparse.ArgumentParser:
     retrieval.add_argument("--index-root", type=Path, default=None,
                            help="where dataset indexes are kept (default: the user cache folder)")
     retrieval.set_defaults(run=_eval_retrieval)
+    add_eval_evaluator(targets)
     return parser
 
 

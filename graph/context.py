@@ -114,6 +114,11 @@ class Context:
     # ---- grade ---------------------------------------------------------------------------------------------
     upper: float = _setting(0.2, "CRAG upper threshold: any passage scoring above it -> correct.")
     lower: float = _setting(-0.5, "CRAG lower threshold: all passages below it -> incorrect.")
+    index_thresholds: bool = _setting(
+        True,
+        "Use the (upper, lower) stored in the index for the evaluator by `cragraph eval evaluator "
+        "--store-thresholds`, when there are any, instead of upper/lower.",
+    )
     # ---- refine --------------------------------------------------------------------------------------------
     refine: bool = _setting(True, "Split kept passages into knowledge strips and drop the weak ones.")
     strip_min_chars: int = _setting(

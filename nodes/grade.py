@@ -13,6 +13,7 @@ from langgraph.runtime import Runtime
 
 from evaluators.base import grade as crag_grade
 from evaluators.cosine import CosineEvaluator, map_cosines
+from evaluators.thresholds import load_thresholds
 from graph.context import Context
 from models.embedder import canonical_name
 from nodes.common import bundle_of, evaluator_of, passage_text, settings_of, stored_cosines
@@ -34,17 +35,28 @@ def grade(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
         scores = map_cosines(cosines, evaluator.cos_lo, evaluator.cos_hi).tolist()
     else:
         scores = evaluator.score(state["question"], [passage_text(p) for p in candidates])
-    verdict = crag_grade(scores, settings.upper, settings.lower)
+    upper, lower, origin = thresholds_for(settings, bundle)
+    verdict = crag_grade(scores, upper, lower)
     graded = [{**p, "grade": float(s)} for p, s in zip(candidates, scores, strict=True)]
     counts = {
         "passages": len(graded),
-        "above_upper": sum(s > settings.upper for s in scores),
-        "below_lower": sum(s < settings.lower for s in scores),
+        "above_upper": sum(s > upper for s in scores),
+        "below_lower": sum(s < lower for s in scores),
     }
-    note = f"{evaluator.name}; upper={settings.upper}, lower={settings.lower}"
+    note = f"{evaluator.name}; upper={upper}, lower={lower} ({origin})"
     return {
         "candidates": graded,
         "grades": [float(s) for s in scores],
         "verdict": verdict,
         "trace": [timer.record(verdict, counts, scores, note, round=state.get("retrieval_round", 0))],
     }
+
+
+def thresholds_for(settings: Context, bundle: Any) -> tuple[float, float, str]:
+    """(upper, lower, where they came from): thresholds calibrated for this index and evaluator
+    (`cragraph eval evaluator --store-thresholds`) when `index_thresholds` is on and they exist, else Context's."""
+    if settings.index_thresholds:
+        stored = load_thresholds(bundle.path, settings.evaluator)
+        if stored is not None:
+            return stored.upper, stored.lower, "calibrated for this index"
+    return settings.upper, settings.lower, "Context"

@@ -1,10 +1,13 @@
 """Passage embeddings cached by content hash, so re-indexing unchanged text costs no model time.
 
-One SQLite file per user cache folder, keyed by (embedder name, sha256 of the passage text).
+One SQLite file per user cache folder, keyed by (model key, sha256 of the passage text). The model key is the
+embedder's name plus a fingerprint of its output on a fixed probe text, so a local model folder retrained in
+place (same name, new weights) never gets another model's vectors back.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import sqlite3
 from collections.abc import Sequence
@@ -21,6 +24,16 @@ CACHE_FILE = "embeddings.sqlite"
 
 def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+_PROBE = "cragraph embedding cache probe: Кошка сидит на крыше. 猫坐在屋顶上。"
+
+
+@functools.cache
+def model_key(embedder: Embedder) -> str:
+    """name@fingerprint, the fingerprint being a hash of the embedder's (rounded) vector for a fixed probe."""
+    probe = np.round(embedder.embed_passages([_PROBE])[0], 4)
+    return f"{embedder.name}@{hashlib.sha256(probe.tobytes()).hexdigest()[:12]}"
 
 
 class EmbeddingCache:
@@ -63,14 +76,15 @@ def embed_passages_cached(
     """Embed passages, taking what the cache has and embedding (and caching) only the rest."""
     cache = cache or EmbeddingCache()
     hashes = [content_hash(p) for p in passages]
-    known = cache.lookup(embedder.name, hashes)
+    key = model_key(embedder)
+    known = cache.lookup(key, hashes)
     missing = list(dict.fromkeys(h for h in hashes if h not in known))
     text_of = dict(zip(hashes, passages, strict=True))
     with tqdm(total=len(missing), desc="embedding", unit="chunk", disable=not progress or not missing) as bar:
         for start in range(0, len(missing), batch_size):
             batch = missing[start:start + batch_size]
             vectors = embedder.embed_passages([text_of[h] for h in batch], batch_size=batch_size)
-            cache.store(embedder.name, batch, vectors)
+            cache.store(key, batch, vectors)
             known.update(zip(batch, vectors, strict=True))
             bar.update(len(batch))
     if not passages:

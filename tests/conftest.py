@@ -43,15 +43,15 @@ def tiny_embedder_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import torch
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer import modules as st_models
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
 
     base = tmp_path_factory.mktemp("tiny-bert")
-    tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    # A fixed vocabulary (not a trained one: trainer tie-breaks vary between runs, and so would the vectors).
+    words = sorted({*_TEXT.split(), *_TEXT.replace(" ", "").replace("\n", "")})
+    vocab = {token: i for i, token in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words])}
+    tokenizer = Tokenizer(models.WordPiece(vocab=vocab, unk_token="[UNK]"))
     tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    tokenizer.train_from_iterator([_TEXT] * 4,
-                                  trainers.WordPieceTrainer(vocab_size=300, special_tokens=specials))
     fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="[UNK]", pad_token="[PAD]",
                                    cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]",
                                    model_max_length=128)

@@ -32,7 +32,7 @@ def test_index_search_and_delete(corpus, tmp_path, tiny_embedder_dir, capsys):
     assert hits[0]["chunk"]["doc_id"] == "volga" and "bm25" in hits[0]["scores"]
     assert main(["search", "flows", "--index", index, "--filter", "category=geo.*", "-k", "5", "--json"]) == 0
     assert {h["chunk"]["doc_id"] for h in json.loads(capsys.readouterr().out)} == {"volga", "thames"}
-    assert main(["search", "Radium", "--index", index, "-k", "1"]) == 0
+    assert main(["search", "Radium", "--index", index, "--mode", "bm25", "-k", "1"]) == 0
     assert "curie.md" in capsys.readouterr().out
     assert main(["index", "--delete", "volga", "--index", index]) == 0
     assert "1 deleted" in capsys.readouterr().out

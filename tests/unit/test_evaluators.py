@@ -318,8 +318,11 @@ def test_registry_builds_and_caches_each_kind(tiny_t5_dir, tiny_cross_encoder_di
     from evaluators.t5 import T5Evaluator
 
     clear_evaluator_cache()
+    from evaluators.embedded import EmbeddedEvaluator
+
     embedded = load_evaluator("embedded")
-    assert isinstance(embedded, CosineEvaluator) and embedded.name == EMBEDDED_EVALUATOR_SPEC
+    assert EMBEDDED_EVALUATOR_SPEC == "head:default"
+    assert isinstance(embedded, EmbeddedEvaluator) and embedded is load_evaluator("head:default")
     assert load_evaluator("cosine") is load_evaluator("cosine")
     assert load_evaluator("cosine:minilm").embedder_name == "minilm"
     assert isinstance(load_evaluator(f"t5:{tiny_t5_dir}"), T5Evaluator)

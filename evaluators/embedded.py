@@ -1,0 +1,144 @@
+"""The embedded relevance evaluator: features from multilingual-e5-small and a small trained head.
+
+Why not a cross-encoder: fine-tuning e5-small as one did not fit this CPU (hours per 20k pairs, ~0.8 s per
+10 passages). Here each passage costs one e5 vector, which for an indexed chunk is already in the embedding
+cache (the bundle stored it there by content hash), plus word-piece lookups and a few numpy operations; the
+head (evaluators/head.py) was trained by `cragraph train-evaluator` and ships in evaluators/weights/.
+
+Scores are 2 p - 1 with p the head's probability that the passage is relevant (a gold passage) for the
+question, so 0 means even odds. The head sees the whole candidate list at once (some features compare a passage
+with the other candidates), so `score` scores all passages together, whatever `batch_size` says.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evaluators.base import RelevanceEvaluator
+from evaluators.features import FEATURE_NAMES, StaticPieces, list_features
+from evaluators.head import MLPHead
+
+WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
+DEFAULT_WEIGHTS = WEIGHTS_DIR / "embedded-e5-small-v1.npz"
+_VECTOR_MEMO_SIZE = 4096
+
+
+class RelevanceFeatures:
+    """Computes the head's input rows: e5 vectors (memo, embedding cache, model) and e5 word pieces."""
+
+    def __init__(self, embedder_name: str = "e5-small", embedder: Any = None,
+                 use_embedding_cache: bool = True) -> None:
+        self.embedder_name = embedder_name
+        self.use_embedding_cache = use_embedding_cache
+        self._embedder: Any = embedder
+        self._pieces: StaticPieces | None = None
+        self._cache: Any = None
+        self._memo: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def embedder(self) -> Any:
+        with self._lock:
+            if self._embedder is None:
+                from models.embedder import load_embedder
+
+                self._embedder = load_embedder(self.embedder_name)
+            return self._embedder
+
+    @property
+    def pieces(self) -> StaticPieces:
+        embedder = self.embedder
+        with self._lock:
+            if self._pieces is None:
+                self._pieces = StaticPieces.from_sentence_transformer(embedder.model)
+            return self._pieces
+
+    def passage_vectors(self, passages: Sequence[str]) -> np.ndarray:
+        """e5 passage vectors: this process's memo, then the shared embedding cache (read only, so strips and
+        web passages do not fill it), then the model for whatever is left."""
+        from stores.embed_cache import content_hash, model_key
+
+        embedder = self.embedder
+        hashes = [content_hash(p) for p in passages]
+        with self._lock:
+            found = {h: self._memo[h] for h in hashes if h in self._memo}
+        missing = [h for h in dict.fromkeys(hashes) if h not in found]
+        if missing and self.use_embedding_cache:
+            found.update(self._embedding_cache().lookup(model_key(embedder), missing))
+            missing = [h for h in missing if h not in found]
+        if missing:
+            text_of = dict(zip(hashes, passages, strict=True))
+            vectors = embedder.embed_passages([text_of[h] for h in missing], batch_size=16)
+            found.update(zip(missing, vectors, strict=True))
+        with self._lock:
+            for h in hashes:
+                self._memo[h] = found[h]
+                self._memo.move_to_end(h)
+            while len(self._memo) > _VECTOR_MEMO_SIZE:
+                self._memo.popitem(last=False)
+        if not passages:
+            return np.zeros((0, embedder.dim), dtype=np.float32)
+        return np.stack([found[h] for h in hashes]).astype(np.float32)
+
+    def query_vector(self, question: str) -> np.ndarray:
+        """The question's e5 vector, memoized: grade and refine score the same question many times."""
+        key = "q\x00" + question
+        with self._lock:
+            if key in self._memo:
+                self._memo.move_to_end(key)
+                return self._memo[key]
+        vector = self.embedder.embed_queries([question])[0]
+        with self._lock:
+            self._memo[key] = vector
+        return vector
+
+    def _embedding_cache(self) -> Any:
+        with self._lock:
+            if self._cache is None:
+                from stores.embed_cache import EmbeddingCache
+
+                self._cache = EmbeddingCache()
+            return self._cache
+
+    def features(self, question: str, passages: Sequence[str],
+                 query_vector: np.ndarray | None = None) -> np.ndarray:
+        """The head's input rows for one candidate list (see evaluators/features.py)."""
+        if query_vector is None:
+            query_vector = self.query_vector(question)
+        return list_features(question, list(passages), query_vector, self.passage_vectors(passages), self.pieces)
+
+
+class EmbeddedEvaluator(RelevanceEvaluator):
+    """e5-small features + the trained MLP head; the embedder and word-piece table load on first use."""
+
+    def __init__(self, weights: str | Path = DEFAULT_WEIGHTS, embedder_name: str = "e5-small",
+                 embedder: Any = None, use_embedding_cache: bool = True) -> None:
+        self.weights = Path(weights)
+        if not self.weights.is_file():
+            raise FileNotFoundError(f"embedded evaluator weights not found: {self.weights}; train them with "
+                                    "`cragraph train-evaluator`")
+        self.head = MLPHead.load(self.weights, expected_features=FEATURE_NAMES)
+        self.extractor = RelevanceFeatures(embedder_name, embedder, use_embedding_cache)
+        self.name = "embedded"
+
+    def features(self, question: str, passages: Sequence[str],
+                 query_vector: np.ndarray | None = None) -> np.ndarray:
+        return self.extractor.features(question, passages, query_vector)
+
+    def score(self, question: str, passages: Sequence[str], batch_size: int = 16) -> list[float]:
+        """One score in [-1, 1] per passage, the list scored together (batch_size is accepted, not needed)."""
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        items = list(passages)
+        if not items:
+            return []
+        return self.head.scores(self.features(question, items)).tolist()
+
+    def _score_batch(self, question: str, passages: list[str]) -> list[float]:
+        return self.head.scores(self.features(question, passages)).tolist()

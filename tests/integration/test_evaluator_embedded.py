@@ -1,0 +1,73 @@
+"""The shipped embedded evaluator: its weights load through the registry and, with the real e5-small, score a
+question's gold passage above distractors (English multi-hop, and the held-out XQuAD part in en / ru / zh)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evaluators.embedded import DEFAULT_WEIGHTS, EmbeddedEvaluator
+from evaluators.features import FEATURE_NAMES
+from evaluators.registry import clear_evaluator_cache, load_evaluator
+from evaluators.training_data import xquad_part
+
+pytestmark = pytest.mark.integration
+
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+
+
+def data_dir(name: str) -> Path:
+    folder = DATA / name
+    if not folder.exists():
+        pytest.skip(f"benchmark data {folder} is not present (it sits beside the repo in development)")
+    return folder
+
+
+def read(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def evaluator() -> EmbeddedEvaluator:
+    clear_evaluator_cache()
+    loaded = load_evaluator("embedded")
+    assert isinstance(loaded, EmbeddedEvaluator)
+    return loaded
+
+
+def test_shipped_weights_are_small_and_match_the_feature_code():
+    assert DEFAULT_WEIGHTS.is_file(), "the trained head must ship in evaluators/weights/"
+    assert DEFAULT_WEIGHTS.stat().st_size < 25 * 1024 * 1024
+    assert EmbeddedEvaluator(DEFAULT_WEIGHTS).head.feature_names == FEATURE_NAMES
+
+
+def passage(row: dict) -> str:
+    return f"{row['title']}. {row['text']}"
+
+
+def test_gold_passage_scores_above_distractors_on_hotpotqa(evaluator):
+    folder = data_dir("hotpotqa_migres200")
+    corpus = {row["id"]: row for row in read(folder / "corpus.jsonl")}
+    question = read(folder / "questions.jsonl")[0]
+    gold = [corpus[i] for i in question["supporting_ids"]]
+    distractors = [corpus[i] for i in list(corpus)[:40] if i not in question["supporting_ids"]][:4]
+    scores = evaluator.score(question["question"], [passage(r) for r in gold + distractors])
+    assert all(-1 <= s <= 1 for s in scores)
+    assert max(scores[: len(gold)]) > max(scores[len(gold):])
+
+
+@pytest.mark.parametrize("language", ["en", "ru", "zh"])
+def test_gold_passage_scores_above_a_distractor_on_held_out_xquad(evaluator, language):
+    folder = data_dir(f"xquad_ru_zh_en/{language}")
+    corpus = [row for row in read(folder / "corpus.jsonl") if xquad_part(row["id"]) == "test"]
+    by_id = {row["id"]: row for row in corpus}
+    questions = [q for q in read(folder / "questions.jsonl") if q["supporting_ids"][0] in by_id][:3]
+    wins = 0
+    for question in questions:
+        gold = by_id[question["supporting_ids"][0]]
+        other = next(r for r in corpus if r["title"] != gold["title"])
+        gold_score, other_score = evaluator.score(question["question"], [passage(gold), passage(other)])
+        wins += gold_score > other_score
+    assert wins == len(questions)
