@@ -13,7 +13,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 Grade = Literal["correct", "ambiguous", "incorrect"]
 
@@ -98,3 +98,12 @@ def load_error(kind: str, source: str, err: Exception) -> OSError:
         f"loaded from the Hugging Face hub or its local cache (offline? HF_HUB_OFFLINE={offline}). Cause: {err}"
     )
 
+
+
+def lazy_embedder(current: Any, name: str) -> Any:
+    """The embedder an evaluator was given, or the process-wide one for `name`, loaded on first use."""
+    if current is not None:
+        return current
+    from models.embedder import load_embedder
+
+    return load_embedder(name)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from evaluators.base import RelevanceEvaluator
+from evaluators.base import RelevanceEvaluator, lazy_embedder
 
 # (cos_lo, cos_hi) per embedder, measured as the module docstring says on hotpotqa_migres200 (200 questions,
 # dense top-10 each over the 1,971-passage corpus, passage = title + ". " + text):
@@ -82,10 +82,7 @@ class CosineEvaluator(RelevanceEvaluator):
     @property
     def embedder(self) -> Any:
         with self._lock:
-            if self._embedder is None:
-                from models.embedder import load_embedder
-
-                self._embedder = load_embedder(self.embedder_name)
+            self._embedder = lazy_embedder(self._embedder, self.embedder_name)
             return self._embedder
 
     def cosines(self, question: str, passages: Sequence[str]) -> np.ndarray:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from evaluators.base import RelevanceEvaluator
+from evaluators.base import RelevanceEvaluator, lazy_embedder
 from evaluators.features import FEATURE_NAMES, StaticPieces, list_features
 from evaluators.head import MLPHead
 
@@ -45,10 +45,7 @@ class RelevanceFeatures:
     @property
     def embedder(self) -> Any:
         with self._lock:
-            if self._embedder is None:
-                from models.embedder import load_embedder
-
-                self._embedder = load_embedder(self.embedder_name)
+            self._embedder = lazy_embedder(self._embedder, self.embedder_name)
             return self._embedder
 
     @property

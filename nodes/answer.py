@@ -121,11 +121,7 @@ def llm_answer(
     if not reply.answerable:
         why = f"the LLM ({spec}) found no answer in the context"
         return {
-            "answer": abstention(language),
-            "citations": [],
-            "evidence": [],
-            "abstained": True,
-            "language": language,
+            **_abstained(language),
             "decision": "abstain",
             "counts": {"context": len(context)},
         }, why
@@ -206,11 +202,8 @@ def _web_reason(state: dict[str, Any]) -> str:
 
 
 def _abstain(timer: StageTimer, language: str, why: str) -> dict[str, Any]:
-    return {
-        "answer": abstention(language),
-        "citations": [],
-        "evidence": [],
-        "abstained": True,
-        "language": language,
-        "trace": [timer.record("abstain", {"citations": 0}, (), why)],
-    }
+    return {**_abstained(language), "trace": [timer.record("abstain", {"citations": 0}, (), why)]}
+
+
+def _abstained(language: str) -> dict[str, Any]:
+    return {"answer": abstention(language), "citations": [], "evidence": [], "abstained": True, "language": language}
