@@ -20,8 +20,6 @@ from bench.retrieval import ModeRunner
 from stores.bundle import IndexBundle
 from stores.retriever import RetrievalSettings
 
-CONTEXT_RETRIEVAL_FIELDS = ("mode", "pool", "fusion", "rrf_k", "dense_weight", "bm25_weight")
-
 
 def multihop_context(
     bundle: IndexBundle, settings: RetrievalSettings | None = None, multihop: Any = None, **overrides: Any
@@ -29,11 +27,10 @@ def multihop_context(
     """A Context searching `bundle` with exactly `settings` (so the baseline and the plan agree)."""
     from graph.context import Context
     from nodes.plan_settings import PREFIX
+    from nodes.retrieve import retrieval_context_fields
 
-    retrieval = asdict(settings or RetrievalSettings())
-    values: dict[str, Any] = {"index": str(bundle.path)}
-    values.update({f"retrieval_{name}": retrieval[name] for name in CONTEXT_RETRIEVAL_FIELDS})
-    values["retrieval_extra"] = {k: v for k, v in retrieval.items() if k not in CONTEXT_RETRIEVAL_FIELDS}
+    values: dict[str, Any] = {"index": str(bundle.path),
+                              **retrieval_context_fields(settings or RetrievalSettings())}
     if multihop is not None:
         values.update({PREFIX + f.name: getattr(multihop, f.name) for f in fields(multihop)})
     values.update(overrides)

@@ -7,7 +7,7 @@ most common content words missing from the query are appended to its keywords as
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import fields
+from dataclasses import asdict, fields
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -32,6 +32,15 @@ def retrieval_settings(settings: Context) -> RetrievalSettings:
             f"retrieval_extra names unknown RetrievalSettings fields: {', '.join(sorted(unknown))}"
         )
     return RetrievalSettings(**{**values, **settings.retrieval_extra})
+
+
+def retrieval_context_fields(settings: RetrievalSettings) -> dict[str, Any]:
+    """The inverse of `retrieval_settings`: Context keyword arguments that reproduce `settings` exactly."""
+    context_fields = {f.name for f in fields(Context)}
+    values = asdict(settings)
+    own = {f"retrieval_{k}": v for k, v in values.items() if f"retrieval_{k}" in context_fields}
+    extra = {k: v for k, v in values.items() if f"retrieval_{k}" not in context_fields}
+    return {**own, "retrieval_extra": extra}
 
 
 def retrieve(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:

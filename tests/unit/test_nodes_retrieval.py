@@ -104,3 +104,12 @@ def test_context_retrieval_defaults_are_the_retrievers_defaults():
     from stores.retriever import RetrievalSettings
 
     assert retrieval_settings(Context()) == RetrievalSettings()
+
+
+def test_retrieval_settings_round_trip_through_context():
+    from graph.context import Context
+    from nodes.retrieve import retrieval_context_fields, retrieval_settings
+    from stores.retriever import RetrievalSettings
+
+    custom = RetrievalSettings(fusion="rrf", rrf_k=10, alpha_flat=0.7, max_query_chars=100)
+    assert retrieval_settings(Context(**retrieval_context_fields(custom))) == custom
