@@ -1,7 +1,9 @@
-"""The on-disk index bundle: manifest, SQLite docstore, BM25 and FAISS, written atomically.
+"""The on-disk index bundle: manifest, SQLite docstore, BM25, FAISS and the entity field, written atomically.
 
 Every change (build, add, delete) is made in a temporary copy beside the bundle, checksummed, then swapped in by
 renames, so a crash, a full disk or Ctrl-C leaves the previous bundle usable.
+Bundles written before the entity field existed still open (with an empty field, `has_entities` False); the
+next `add` runs NER over their chunks (no re-embedding) in the same atomic rewrite.
 """
 
 from __future__ import annotations
@@ -24,13 +26,16 @@ from stores.chunking import chunk_documents
 from stores.dense import DenseIndex
 from stores.docstore import DOCSTORE_FILE, DocStore
 from stores.embed_cache import content_hash, embed_passages_cached
+from stores.entity_index import EntityIndex
 from stores.loaders import load_documents
+from stores.ner import backend_name, chunk_entities
 from stores.types import Document
 
 FORMAT = "cragraph-index"
 FORMAT_VERSION = 1
 MANIFEST_FILE = "manifest.json"
 BM25_FOLDER = "bm25"
+ENTITIES_FOLDER = "entities"
 
 log = logging.getLogger("cragraph.index")
 
@@ -51,6 +56,8 @@ class IndexSettings:
     bm25_k1: float = 1.2
     bm25_b: float = 0.75
     hnsw_threshold: int = 50_000
+    entities: bool = True
+    """Run NER at index time and keep the entity field (off: faster builds, no entity retrieval signal)."""
 
 
 @dataclass
@@ -61,6 +68,7 @@ class IngestReport:
     documents_deleted: int = 0
     chunks_added: int = 0
     chunks_deleted: int = 0
+    entities_backfilled: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -72,6 +80,8 @@ class IngestReport:
             parts.append(f"{self.documents_unchanged} unchanged")
         if self.documents_deleted:
             parts.append(f"{self.documents_deleted} deleted ({self.chunks_deleted} chunks)")
+        if self.entities_backfilled:
+            parts.append(f"entities found for {self.entities_backfilled} existing chunks")
         parts.append(f"{len(self.skipped)} skipped")
         return ", ".join(parts) + f" in {self.seconds:.1f} s"
 
@@ -80,12 +90,18 @@ class IndexBundle:
     """An opened bundle. Read it freely; change it only through `build`, `add` and `delete`."""
 
     def __init__(self, path: Path, manifest: dict[str, Any], docstore: DocStore, bm25: BM25Index,
-                 dense: DenseIndex):
+                 dense: DenseIndex, entities: EntityIndex | None = None):
         self.path = path
         self.manifest = manifest
         self.docstore = docstore
         self.bm25 = bm25
         self.dense = dense
+        self.entities = entities if entities is not None else EntityIndex()
+
+    @property
+    def has_entities(self) -> bool:
+        """Whether this bundle carries the entity field (bundles from before it, or built without NER, do not)."""
+        return "entities" in self.manifest
 
     @property
     def settings(self) -> IndexSettings:
@@ -117,9 +133,10 @@ class IndexBundle:
         try:
             bm25 = BM25Index.load(path / BM25_FOLDER)
             dense = DenseIndex.load(path, manifest["embedder"]["dim"], hnsw_threshold=settings.hnsw_threshold)
+            entities = EntityIndex.load(path / ENTITIES_FOLDER) if "entities" in manifest else None
         except Exception as error:  # a file that passed its checksum but still does not load
             raise BundleError(f"{path}: index files do not load ({error}); rebuild the index") from error
-        return cls(path, manifest, DocStore(path / DOCSTORE_FILE), bm25, dense)
+        return cls(path, manifest, DocStore(path / DOCSTORE_FILE), bm25, dense, entities)
 
     # ---- changing ------------------------------------------------------------------------------------------
 
@@ -148,19 +165,27 @@ class IndexBundle:
 
     def add(self, sources: Sequence[str | Path] | None = None, documents: Sequence[Document] = (),
             progress: bool = True) -> IngestReport:
-        """Add files/folders or documents; a document whose id exists is replaced if its text changed."""
+        """Add files/folders or documents; a document whose id exists is replaced if its text changed.
+
+        On a bundle without the entity field (built before it existed) this also finds the entities of every
+        existing chunk, so `bundle.add()` with nothing to add upgrades it."""
         loaded = load_documents(sources) if sources else None
         docs = [*(loaded.documents if loaded else []), *documents]
         report = IngestReport(skipped=list(loaded.skipped) if loaded else [])
         existing = self.docstore.document_hashes()
-        if all(existing.get(d.id) == _document_hash(d) for d in docs):
+        settings = self.settings
+        backfill = settings.entities and not self.has_entities
+        if all(existing.get(d.id) == _document_hash(d) for d in docs) and not backfill:
             report.documents_unchanged = len(docs)
             return report
-        settings = self.settings
 
         def write(folder: Path) -> dict[str, Any]:
             stores = _open_stores(folder, self.manifest)
+            if backfill:
+                stores.entities = EntityIndex()
             _ingest(stores, docs, settings, self.embedder, report, progress)
+            if backfill:
+                report.entities_backfilled = _backfill_entities(stores, progress)
             return _finish(folder, settings, self.embedder, stores)
 
         self._rewrite(write)
@@ -199,17 +224,20 @@ class _Stores:
     docstore: DocStore
     bm25: BM25Index
     dense: DenseIndex
+    entities: EntityIndex | None  # None: this bundle keeps no entity field
 
 
 def _empty_stores(folder: Path, settings: IndexSettings, dim: int) -> _Stores:
     return _Stores(DocStore(folder / DOCSTORE_FILE), BM25Index(k1=settings.bm25_k1, b=settings.bm25_b),
-                   DenseIndex(dim, hnsw_threshold=settings.hnsw_threshold))
+                   DenseIndex(dim, hnsw_threshold=settings.hnsw_threshold),
+                   EntityIndex() if settings.entities else None)
 
 
 def _open_stores(folder: Path, manifest: dict[str, Any]) -> _Stores:
     settings = IndexSettings(**manifest["settings"])
     return _Stores(DocStore(folder / DOCSTORE_FILE), BM25Index.load(folder / BM25_FOLDER),
-                   DenseIndex.load(folder, manifest["embedder"]["dim"], hnsw_threshold=settings.hnsw_threshold))
+                   DenseIndex.load(folder, manifest["embedder"]["dim"], hnsw_threshold=settings.hnsw_threshold),
+                   EntityIndex.load(folder / ENTITIES_FOLDER) if "entities" in manifest else None)
 
 
 def _ingest(stores: _Stores, docs: Sequence[Document], settings: IndexSettings, embedder: Embedder,
@@ -247,14 +275,35 @@ def _ingest(stores: _Stores, docs: Sequence[Document], settings: IndexSettings, 
         stores.docstore.add(rows, chunks)
         stores.bm25.add(rows, passages)
         stores.dense.add(rows, vectors)
+        if stores.entities is not None:
+            _store_entities(stores, rows, chunk_entities(chunks, progress=progress))
     report.chunks_added = len(chunks)
     report.seconds = time.perf_counter() - started
+
+
+def _store_entities(stores: _Stores, rows: Sequence[int], entities: Sequence[list[str]]) -> None:
+    assert stores.entities is not None
+    stores.docstore.set_entities(rows, entities)
+    stores.entities.add(rows, entities)
+
+
+def _backfill_entities(stores: _Stores, progress: bool) -> int:
+    """NER over the chunks that have no entry in the entity field yet (a bundle from before it); returns how
+    many. Only entities are computed: chunks, BM25 and vectors stay as they are."""
+    assert stores.entities is not None
+    missing = [(row, chunk) for row, chunk in stores.docstore.iter_rows() if not stores.entities.has_row(row)]
+    if missing:
+        rows = [row for row, _ in missing]
+        _store_entities(stores, rows, chunk_entities([chunk for _, chunk in missing], progress=progress))
+    return len(missing)
 
 
 def _remove(stores: _Stores, doc_ids: Sequence[str], report: IngestReport) -> None:
     rows = stores.docstore.delete_documents(doc_ids)
     stores.bm25.delete(rows)
     stores.dense.delete(rows)
+    if stores.entities is not None:
+        stores.entities.delete(rows)
     report.chunks_deleted += len(rows)
 
 
@@ -267,6 +316,9 @@ def _finish(folder: Path, settings: IndexSettings, embedder: Embedder, stores: _
     (folder / BM25_FOLDER).mkdir(exist_ok=True)
     files = [f"{BM25_FOLDER}/{name}" for name in stores.bm25.save(folder / BM25_FOLDER)]
     files += stores.dense.save(folder)
+    entities = _entities_summary(stores) if stores.entities is not None else None
+    if stores.entities is not None:
+        files += [f"{ENTITIES_FOLDER}/{name}" for name in stores.entities.save(folder / ENTITIES_FOLDER)]
     documents = len(stores.docstore.document_ids())
     chunks = len(stores.docstore)
     stores.docstore.close()
@@ -274,15 +326,29 @@ def _finish(folder: Path, settings: IndexSettings, embedder: Embedder, stores: _
     if not (len(stores.bm25) == len(stores.dense) == chunks):
         raise BundleError(f"internal error: {chunks} chunks, {len(stores.bm25)} BM25 rows, "
                           f"{len(stores.dense)} vectors")
+    if stores.entities is not None and len(stores.entities) != chunks:
+        raise BundleError(f"internal error: {chunks} chunks, {len(stores.entities)} rows in the entity field")
     return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "embedder": {"name": embedder.name, "dim": embedder.dim},
         "counts": {"documents": documents, "chunks": chunks},
         "dense_index": stores.dense.kind,
+        **({"entities": entities} if entities is not None else {}),
         "settings": asdict(settings),
         "files": {name: _file_digest(folder / name) for name in sorted(files)},
         "updated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+
+
+def _entities_summary(stores: _Stores) -> dict[str, Any]:
+    """What the manifest records about the entity field: coverage and which NER served each language."""
+    assert stores.entities is not None
+    languages = sorted({str(value or "und") for value in stores.docstore.metadata_values("language")})
+    return {
+        "chunks_with_entities": stores.entities.rows_with_entities,
+        "distinct_entities": stores.entities.vocabulary_size,
+        "ner": {language: backend_name(language) for language in languages},
     }
 
 

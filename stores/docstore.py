@@ -1,6 +1,8 @@
-"""SQLite store of chunks, their metadata and their integer row ids.
+"""SQLite store of chunks, their metadata, their named entities and their integer row ids.
 
-The row id (never reused) is the key BM25 and FAISS use; metadata filters are SQL over this table.
+The row id (never reused) is the key BM25, FAISS and the entity field use; metadata filters are SQL over the
+chunks table. Entities live in a table of their own, created on first write, so opening a docstore written
+before entities existed changes nothing in its file (its checksum in the bundle manifest stays valid).
 """
 
 from __future__ import annotations
@@ -28,9 +30,16 @@ CREATE TABLE IF NOT EXISTS chunks (
 );
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);
 """
+_ENTITY_SCHEMA = """
+CREATE TABLE IF NOT EXISTS entities (
+    row INTEGER PRIMARY KEY,
+    names TEXT NOT NULL
+);
+"""
 
 # Columns a filter may name directly; anything else is looked up in the metadata JSON.
 _COLUMNS = {"id", "doc_id", "title"}
+_RANGE_OPERATORS = {"gte": ">=", "gt": ">", "lte": "<=", "lt": "<"}
 
 
 class DocStore:
@@ -62,10 +71,53 @@ class DocStore:
         rows: list[int] = []
         for batch in _batches(doc_ids):
             marks = ",".join("?" * len(batch))
-            rows += [r for (r,) in self._db.execute(f"SELECT row FROM chunks WHERE doc_id IN ({marks})", batch)]
+            found = [r for (r,) in self._db.execute(f"SELECT row FROM chunks WHERE doc_id IN ({marks})", batch)]
             self._db.execute(f"DELETE FROM chunks WHERE doc_id IN ({marks})", batch)
+            rows += found
+        if rows and self.has_entities():
+            for batch in _batches(rows):
+                self._db.execute(f"DELETE FROM entities WHERE row IN ({','.join('?' * len(batch))})", batch)
         self._db.commit()
         return rows
+
+    # ---- entities ------------------------------------------------------------------------------------------
+
+    def has_entities(self) -> bool:
+        """Whether entities were ever written here (docstores from before the entity field have no table)."""
+        return self._db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'entities'").fetchone() is not None
+
+    def set_entities(self, rows: Sequence[int], entities: Sequence[Sequence[str]]) -> None:
+        """Store (or replace) the normalized entities of each row."""
+        if len(rows) != len(entities):
+            raise ValueError(f"{len(rows)} rows for {len(entities)} entity lists")
+        self._db.executescript(_ENTITY_SCHEMA)
+        self._db.executemany("INSERT OR REPLACE INTO entities(row, names) VALUES (?, ?)",
+                             [(int(r), json.dumps(list(n), ensure_ascii=False))
+                              for r, n in zip(rows, entities, strict=True)])
+        self._db.commit()
+
+    def entities_of(self, rows: Sequence[int]) -> list[list[str]]:
+        """Entities per row, in the given order ([] for a row without any or a docstore without entities)."""
+        if not self.has_entities():
+            return [[] for _ in rows]
+        found: dict[int, list[str]] = {}
+        for batch in _batches([int(r) for r in rows]):
+            marks = ",".join("?" * len(batch))
+            for row, names in self._db.execute(f"SELECT row, names FROM entities WHERE row IN ({marks})", batch):
+                found[row] = json.loads(names)
+        return [found.get(int(r), []) for r in rows]
+
+    def iter_entities(self) -> Iterable[tuple[int, list[str]]]:
+        """(row, entities) for every chunk, in row order; [] where none were recorded."""
+        if not self.has_entities():
+            for row, _ in self.iter_rows():
+                yield row, []
+            return
+        for row, names in self._db.execute(
+            "SELECT c.row, e.names FROM chunks c LEFT JOIN entities e ON e.row = c.row ORDER BY c.row"
+        ):
+            yield row, json.loads(names) if names else []
 
     def document_hashes(self) -> dict[str, str]:
         """doc_id -> content hash recorded at ingestion (empty string when none was recorded)."""
@@ -74,6 +126,10 @@ class DocStore:
 
     def document_ids(self) -> set[str]:
         return {d for (d,) in self._db.execute("SELECT DISTINCT doc_id FROM chunks")}
+
+    def metadata_values(self, key: str) -> set[Any]:
+        """The distinct values of one metadata key over all chunks (None where a chunk lacks it)."""
+        return {v for (v,) in self._db.execute("SELECT DISTINCT json_extract(metadata, ?) FROM chunks", [f'$."{key}"'])}
 
     def get(self, rows: Sequence[int]) -> list[Chunk]:
         """Chunks for the given row ids, in the given order."""
@@ -95,18 +151,19 @@ class DocStore:
     def filter_rows(self, filters: Mapping[str, Any]) -> np.ndarray:
         """Row ids whose fields match every filter.
 
-        A filter value is a scalar (equality), a list (any of), or {"prefix": "cs."}. Keys are `id`, `doc_id`,
-        `title` or any metadata key (category, language, source, ...).
+        A filter value is a scalar (equality), a list (any of), {"prefix": "cs."}, or a range such as
+        {"gte": "2024-01-01", "lte": "2024-12-31"} (operators gte, gt, lte, lt; either bound optional; string
+        bounds compare as strings, so ISO dates work, number bounds as numbers; a value of the other type never
+        matches). Keys are `id`, `doc_id`, `title` or any metadata key (category, language, source, date, ...).
         """
         clauses, params = [], []
         for key, value in filters.items():
             column = key if key in _COLUMNS else "json_extract(metadata, ?)"
             key_params = [] if key in _COLUMNS else [f'$."{key}"']
             if isinstance(value, Mapping):
-                if set(value) != {"prefix"}:
-                    raise ValueError(f"filter {key!r}: only {{'prefix': ...}} is supported as a mapping, got {value}")
-                clauses.append(f"substr({column}, 1, ?) = ?")
-                params += key_params + [len(str(value["prefix"])), str(value["prefix"])]
+                clause, clause_params = _mapping_clause(key, column, key_params, value)
+                clauses.append(clause)
+                params += clause_params
             elif isinstance(value, list | tuple | set):
                 values = list(value)
                 clauses.append(f"{column} IN ({','.join('?' * len(values))})")
@@ -117,6 +174,25 @@ class DocStore:
         where = " AND ".join(clauses) or "1"
         rows = [r for (r,) in self._db.execute(f"SELECT row FROM chunks WHERE {where} ORDER BY row", params)]
         return np.asarray(rows, dtype=np.int64)
+
+
+def _mapping_clause(key: str, column: str, key_params: list[Any], spec: Mapping[str, Any]
+                    ) -> tuple[str, list[Any]]:
+    """SQL for {"prefix": p} or a range {"gte"/"gt"/"lte"/"lt": bound, ...}."""
+    if set(spec) == {"prefix"}:
+        return f"substr({column}, 1, ?) = ?", key_params + [len(str(spec["prefix"])), str(spec["prefix"])]
+    unknown = set(spec) - set(_RANGE_OPERATORS)
+    if not spec or unknown:
+        raise ValueError(f"filter {key!r}: unknown operator(s) {sorted(unknown) or '(none given)'} in {dict(spec)}; "
+                         f"use {{'prefix': ...}} or a range with {sorted(_RANGE_OPERATORS)}")
+    parts, params = [], []
+    for op, bound in spec.items():
+        if isinstance(bound, bool) or not isinstance(bound, str | int | float):
+            raise ValueError(f"filter {key!r}: the {op!r} bound must be a string or a number, got {bound!r}")
+        kinds = "('text')" if isinstance(bound, str) else "('integer', 'real')"
+        parts.append(f"(typeof({column}) IN {kinds} AND {column} {_RANGE_OPERATORS[op]} ?)")
+        params += key_params + key_params + [bound]
+    return " AND ".join(parts), params
 
 
 def _batches(items: list, size: int = 900) -> Iterable[list]:
