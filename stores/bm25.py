@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +38,9 @@ class BM25Index:
         self._weights = sparse.csr_matrix((0, 0), dtype=np.float64)  # term x doc BM25 weights
         self._sorted_ids: np.ndarray | None = None
         self._sorted_rows: np.ndarray | None = None
+        self._df = np.zeros(0, dtype=np.int64)  # documents containing each term (column order)
+        self._idf = np.zeros(0, dtype=np.float64)
+        self._doc_freqs: dict[str, int] | None = None  # built on first vocabulary() call
 
     def __len__(self) -> int:
         return int(self.ids.size)
@@ -120,13 +123,16 @@ class BM25Index:
     def _refresh(self) -> None:
         """Recompute idf, lengths and the term x doc weight matrix from the stored counts."""
         self._sorted_ids = self._sorted_rows = None
+        self._doc_freqs = None
         n_docs, n_terms = self._counts.shape
         if n_docs == 0 or n_terms == 0:
             self._weights = sparse.csr_matrix((n_terms, n_docs), dtype=np.float64)
+            self._df, self._idf = np.zeros(n_terms, dtype=np.int64), np.zeros(n_terms, dtype=np.float64)
             return
         df = np.bincount(self._counts.indices, minlength=n_terms).astype(np.float64)
         idf = np.log(n_docs - df + 0.5) - np.log(df + 0.5)
         idf[idf < 0] = self.epsilon * idf.mean()
+        self._df, self._idf = df.astype(np.int64), idf
         doc_len = np.asarray(self._counts.sum(axis=1), dtype=np.float64).reshape(-1)
         avgdl = doc_len.sum() / n_docs
 
@@ -158,10 +164,15 @@ class BM25Index:
             scores = np.zeros(w.shape[1], dtype=np.float64)
             scores[w.indices[start:end]] = w.data[start:end] * repeats[0]
             return scores
+        return self._weighted_scores(columns, repeats)
+
+    def _weighted_scores(self, columns: Sequence[int], weights: Sequence[float]) -> np.ndarray:
+        """sum_t weight_t * BM25(t, d) for every document (matrix order)."""
+        w = self._weights
         starts, ends = w.indptr[columns], w.indptr[np.asarray(columns) + 1]
         docs = np.concatenate([w.indices[s:e] for s, e in zip(starts, ends, strict=True)])
         values = np.concatenate(
-            [w.data[s:e] * r for s, e, r in zip(starts, ends, repeats, strict=True)]
+            [w.data[s:e] * r for s, e, r in zip(starts, ends, weights, strict=True)]
         )
         return np.bincount(docs, weights=values, minlength=w.shape[1])
 
@@ -175,6 +186,10 @@ class BM25Index:
         scores = self._query_scores(query)
         if scores is None:
             return empty
+        return self._top(scores, k, allowed)
+
+    def _top(self, scores: np.ndarray, k: int, allowed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """Best-first top-k of positive scores (matrix order), optionally within the `allowed` ids."""
         if allowed is None:
             rows = np.flatnonzero(scores > 0)
         else:
@@ -196,6 +211,80 @@ class BM25Index:
             present = rows >= 0
             out[present] = scores[rows[present]]
         return out
+
+    def search_weighted(
+        self, term_weights: Mapping[str, float], k: int, allowed: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k (ids, scores) for a weighted query: each index term's BM25 contribution times its weight.
+
+        Keys are index terms (as `tokenize` gives them, e.g. stems), which is what query expansion (RM3)
+        produces; unknown terms and non-positive weights are ignored. Same ordering rules as `search`.
+        """
+        empty = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+        if k <= 0 or not len(self):
+            return empty
+        columns, weights = [], []
+        for term, weight in term_weights.items():
+            column = self._vocab.get(term)
+            if column is not None and weight > 0:
+                columns.append(column)
+                weights.append(float(weight))
+        if not columns:
+            return empty
+        return self._top(self._weighted_scores(columns, weights), k, allowed)
+
+    # --------------------------------------------------------------------------- read-only statistics
+
+    def vocabulary(self) -> dict[str, int]:
+        """Every index term with its document frequency (a shared dict: do not modify it)."""
+        if self._doc_freqs is None:
+            self._doc_freqs = dict(zip(self._terms, self._df.tolist(), strict=True))
+        return self._doc_freqs
+
+    def document_frequency(self, term: str) -> int:
+        """How many documents contain the index term (0 when it is not indexed)."""
+        column = self._vocab.get(term)
+        return 0 if column is None else int(self._df[column])
+
+    def idf(self, term: str) -> float | None:
+        """The BM25 idf the index uses for `term` (floored like BM25Okapi), or None when it is not indexed."""
+        column = self._vocab.get(term)
+        return None if column is None else float(self._idf[column])
+
+    def idf_of_df(self, df: float) -> float:
+        """The (unfloored) idf a term found in `df` documents would have here: for cuts such as 'rare'."""
+        n_docs = len(self)
+        return float(np.log(n_docs - df + 0.5) - np.log(df + 0.5))
+
+    def term_counts(self, doc_id: int) -> dict[str, int]:
+        """Term frequencies of one document, by its id (the docstore row); empty when the id is absent."""
+        row = int(self._rows_of(np.asarray([doc_id], dtype=np.int64))[0])
+        if row < 0:
+            return {}
+        counts = self._counts
+        start, end = counts.indptr[row], counts.indptr[row + 1]
+        terms = self._terms
+        return {terms[c]: int(n) for c, n in zip(counts.indices[start:end], counts.data[start:end], strict=True)}
+
+    def documents_with(self, term: str) -> np.ndarray:
+        """Ids of the documents containing the index term (empty when it is not indexed)."""
+        column = self._vocab.get(term)
+        if column is None:
+            return np.zeros(0, dtype=np.int64)
+        w = self._weights
+        return self.ids[w.indices[w.indptr[column] : w.indptr[column + 1]]].copy()
+
+    def cooccurrence(self, doc_ids: Sequence[int] | np.ndarray) -> dict[str, int]:
+        """For a set of documents: in how many of them each term occurs (terms occurring in none omitted)."""
+        rows = self._rows_of(np.asarray(doc_ids, dtype=np.int64).reshape(-1))
+        rows = np.unique(rows[rows >= 0])
+        if rows.size == 0:
+            return {}
+        counts = self._counts[rows]
+        per_term = np.bincount(counts.indices, minlength=len(self._terms))
+        present = np.flatnonzero(per_term)
+        terms = self._terms
+        return {terms[c]: int(per_term[c]) for c in present}
 
     def _rows_of(self, ids: np.ndarray) -> np.ndarray:
         """Matrix rows of `ids`, -1 where absent (vectorized; a dict would loop in Python over 100k ids)."""
