@@ -1,4 +1,4 @@
-"""Retrieval metrics over ranked document ids (R@k, AllGold@k, MRR) and latency percentiles."""
+"""Retrieval metrics over ranked document ids (R@k, AllGold@k, MRR, nDCG@k) and latency percentiles."""
 
 from __future__ import annotations
 
@@ -25,6 +25,14 @@ def reciprocal_rank(ranked: Sequence[str], gold: Sequence[str], k: int = 10) -> 
         if doc in gold_set:
             return 1.0 / rank
     return 0.0
+
+
+def ndcg_at(ranked: Sequence[str], gold: Sequence[str], k: int = 10) -> float:
+    """Binary-relevance nDCG@k (BEIR's measure on qrels with one grade): DCG of the gold hits over the ideal."""
+    gold_set = set(gold)
+    dcg = sum(1.0 / np.log2(rank + 1) for rank, doc in enumerate(ranked[:k], start=1) if doc in gold_set)
+    ideal = sum(1.0 / np.log2(rank + 1) for rank in range(1, min(len(gold_set), k) + 1))
+    return float(dcg / ideal) if ideal else 0.0
 
 
 def percentile(values: Sequence[float], q: float) -> float:

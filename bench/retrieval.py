@@ -16,12 +16,12 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from bench.datasets import Dataset, load_dataset
-from bench.metrics import all_gold_at, percentile, recall_at, reciprocal_rank, unique_in_order
+from bench.metrics import all_gold_at, ndcg_at, percentile, recall_at, reciprocal_rank, unique_in_order
 from models.paths import cache_root
 from stores.bundle import BundleError, IndexBundle, IndexSettings
 from stores.retriever import FUSIONS, MODES, HybridRetriever, RetrievalSettings
 
-COLUMNS = ("R@1", "R@2", "R@5", "R@10", "AllGold@5", "MRR", "p50_ms", "p95_ms")
+COLUMNS = ("R@1", "R@2", "R@5", "R@10", "AllGold@5", "MRR", "nDCG@10", "p50_ms", "p95_ms")
 CHUNKS_PER_QUERY = 50  # enough chunks to fill 10 distinct documents when documents were split
 
 # A mode runs a question and returns document ids, best first.
@@ -87,10 +87,11 @@ def evaluate_modes(dataset: Dataset, runners: dict[str, ModeRunner], progress: b
                 "R@1": recall_at(ranked, gold, 1), "R@2": recall_at(ranked, gold, 2),
                 "R@5": recall_at(ranked, gold, 5), "R@10": recall_at(ranked, gold, 10),
                 "AllGold@5": all_gold_at(ranked, gold, 5), "MRR": reciprocal_rank(ranked, gold, 10),
+                "nDCG@10": ndcg_at(ranked, gold, 10),
             })
     for mode, result in results.items():
         rows = result.per_question
-        result.metrics = {name: sum(r[name] for r in rows) / max(len(rows), 1) for name in COLUMNS[:6]}
+        result.metrics = {name: sum(r[name] for r in rows) / max(len(rows), 1) for name in COLUMNS[:7]}
         result.metrics["p50_ms"] = percentile(latencies[mode], 50)
         result.metrics["p95_ms"] = percentile(latencies[mode], 95)
     return list(results.values())

@@ -1,4 +1,5 @@
-"""`cragraph ask` (one question through the CRAG graph) and `cragraph serve` (the LangGraph dev server)."""
+"""`cragraph ask` (questions through the CRAG graph), `cragraph recommend` (the strategy it would pick) and
+`cragraph serve` (the LangGraph dev server)."""
 
 from __future__ import annotations
 
@@ -64,6 +65,14 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     ask.set_defaults(run=run_ask)
 
+    recommend = commands.add_parser(
+        "recommend", help="the retrieval strategy strategy=auto would pick for a question, with alternatives "
+                          "(retrieves nothing)")
+    recommend.add_argument("question", nargs="+", help="one or more questions")
+    recommend.add_argument("--index", default=DEFAULT_INDEX, help="bundle folder (default: %(default)s)")
+    recommend.add_argument("--json", action="store_true", help="print the recommendation as JSON")
+    recommend.set_defaults(run=run_recommend)
+
     serve = commands.add_parser("serve", help="start the LangGraph dev server (API + Studio) on 127.0.0.1")
     serve.add_argument("--port", type=int, default=2024)
     serve.add_argument("--index", default=None, help="bundle folder the server answers from (CRAGRAPH_INDEX)")
@@ -125,6 +134,26 @@ def run_ask(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_recommend(args: argparse.Namespace) -> int:
+    """Each question through the graph with recommend_only: understand picks the strategy and the run ends."""
+    from graph import graph
+    from graph.context import Context
+
+    if not Path(args.index).exists():
+        raise FileNotFoundError(f"no index at {args.index}; build one with `cragraph index PATH --index {args.index}`")
+    context = Context(index=args.index, strategy="auto")
+    for question in args.question:
+        strategy = graph.invoke({"question": question, "recommend_only": True}, context=context)["strategy"]
+        if args.json:
+            print(json.dumps({"question": question, **strategy}, ensure_ascii=False))
+            continue
+        print(f"{question}\n  recommended: {strategy['name']} (confidence {strategy['confidence']:.2f}): "
+              f"{strategy['reason']}")
+        for alternative in strategy["alternatives"]:
+            print(f"  alternative: {alternative['name']} ({alternative['confidence']:.2f}): {alternative['reason']}")
+    return 0
+
+
 def print_result(result: dict[str, Any], args: argparse.Namespace) -> None:
     from nodes.trace import format_trace
 
@@ -145,6 +174,10 @@ def print_result(result: dict[str, Any], args: argparse.Namespace) -> None:
     print(
         f"\nCRAG verdict: {result.get('verdict', '-')}" + ("; abstained" if result.get("abstained") else "")
     )
+    strategy = result.get("strategy") or {}
+    if strategy.get("name", "manual") != "manual" or strategy.get("tier"):
+        tier = f", tier {strategy['tier']}" if strategy.get("tier") else ""
+        print(f"Retrieval strategy: {strategy['name']}{tier} ({strategy['reason']})")
     if args.trace:
         total = sum(entry.get("duration_ms", 0) for entry in result["trace"])
         print(f"\nTrace ({total / 1000:.2f} s):\n" + format_trace(result["trace"]))

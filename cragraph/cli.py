@@ -76,7 +76,13 @@ def _parser() -> argparse.ArgumentParser:
     evaluate = commands.add_parser("eval", help="benchmarks")
     targets = evaluate.add_subparsers(title="what to evaluate")
     retrieval = targets.add_parser("retrieval", help="R@k, AllGold@5, MRR and latency per retrieval mode")
-    retrieval.add_argument("--dataset", required=True, help="folder with questions.jsonl and corpus.jsonl")
+    retrieval.add_argument("--dataset", required=True, action="append",
+                           help="folder with questions.jsonl and corpus.jsonl (repeatable)")
+    retrieval.add_argument("--ablate", default="",
+                           help="comma-separated techniques to flip against the defaults, in one run: "
+                                "entities, multi_query, prf, query_class_alpha, query2doc, hyde, metadata_boost "
+                                "(replaces --modes)")
+    retrieval.add_argument("--chat-model", default="", help="chat model for query2doc / hyde (default: embedded)")
     retrieval.add_argument("--modes", default="bm25,dense,hybrid",
                            help="comma-separated: bm25, dense, hybrid, hybrid-rrf|score|dynamic, multihop "
                                 "(default: %(default)s)")
@@ -145,11 +151,21 @@ def _search(args: argparse.Namespace) -> int:
 
 
 def _eval_retrieval(args: argparse.Namespace) -> int:
+    if args.ablate:
+        from bench.ablation import run_ablations
+
+        ablate = [m.strip() for m in args.ablate.split(",") if m.strip()]
+        run_ablations(args.dataset, ablate, embedder=args.embedder, limit=args.limit, out=args.out,
+                      index_root=args.index_root, chat_model=args.chat_model)
+        return 0
     from bench.retrieval import run_retrieval_eval
 
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
-    run_retrieval_eval(args.dataset, modes, embedder=args.embedder, limit=args.limit, out=args.out,
-                       index_root=args.index_root)
+    for dataset in args.dataset:
+        out = args.out if len(args.dataset) == 1 or args.out is None else \
+            args.out.with_name(f"{args.out.stem}-{Path(dataset).name}{args.out.suffix}")
+        run_retrieval_eval(dataset, modes, embedder=args.embedder, limit=args.limit, out=out,
+                           index_root=args.index_root)
     return 0
 
 

@@ -1,9 +1,9 @@
 """The main CRAG graph, compiled as `graph` (what `from graph import graph`, langgraph.json and Studio load).
 
 START -> understand -> retrieve -> rerank -> grade -> {refine | refine + web_search | web_search | rewrite}
--> select -> answer -> END, with rewrite -> retrieve as the bounded re-retrieval loop; multi-hop questions go
-understand -> multihop (the planning subgraph) -> select. Importing this module
-loads no model: nodes load the index and models through per-process caches on first use.
+-> select -> highlight -> answer -> END, with rewrite -> retrieve as the bounded re-retrieval loop; multi-hop
+questions go understand -> multihop (the planning subgraph) -> select. Importing this module loads no model:
+nodes load the index and models through per-process caches on first use.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from graph.routes import route_after_grade, route_after_web, route_question
 from graph.state import InputState, OutputState, State
 from nodes.answer import answer
 from nodes.grade import grade
+from nodes.highlight import highlight
 from nodes.refine import refine
 from nodes.rerank import rerank
 from nodes.retrieve import retrieve
@@ -24,7 +25,8 @@ from nodes.select import select
 from nodes.understand import understand
 from nodes.web_search import web_search
 
-NODES = ("understand", "multihop", "retrieve", "rerank", "grade", "refine", "web_search", "rewrite", "select", "answer")
+NODES = ("understand", "multihop", "retrieve", "rerank", "grade", "refine", "web_search", "rewrite", "select",
+         "highlight", "answer")
 
 
 def build_graph() -> StateGraph:
@@ -38,10 +40,11 @@ def build_graph() -> StateGraph:
     builder.add_node("web_search", web_search)
     builder.add_node("rewrite", rewrite)
     builder.add_node("select", select)
+    builder.add_node("highlight", highlight)
     builder.add_node("answer", answer)
 
     builder.add_edge(START, "understand")
-    builder.add_conditional_edges("understand", route_question, ["retrieve", "multihop"])
+    builder.add_conditional_edges("understand", route_question, ["retrieve", "multihop", END])
     builder.add_edge("multihop", "select")
     builder.add_edge("retrieve", "rerank")
     builder.add_edge("rerank", "grade")
@@ -49,7 +52,8 @@ def build_graph() -> StateGraph:
     builder.add_edge("refine", "select")
     builder.add_conditional_edges("web_search", route_after_web, ["rewrite", "select"])
     builder.add_edge("rewrite", "retrieve")
-    builder.add_edge("select", "answer")
+    builder.add_edge("select", "highlight")
+    builder.add_edge("highlight", "answer")
     builder.add_edge("answer", END)
     return builder
 

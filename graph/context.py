@@ -67,13 +67,6 @@ class Context:
         "question is at least this (e5 cosines sit in 0.7-1.0).",
     )
     keyword_variant: bool = _setting(True, "Add a rule-based keyword-only variant of the question.")
-    prf: bool = _setting(
-        True,
-        "Add a pseudo-relevance-feedback variant: frequent terms of a quick BM25 "
-        "first pass appended to the keywords.",
-    )
-    prf_docs: int = _setting(3, "Top BM25 passages the feedback terms are taken from.")
-    prf_terms: int = _setting(4, "Feedback terms added to the variant.")
     # ---- retrieve and rerank -------------------------------------------------------------------------------
     retrieval_mode: str = _setting("hybrid", "hybrid, bm25 or dense.")
     retrieval_pool: int = _setting(100, "Candidates each ranked list contributes to fusion.")
@@ -95,6 +88,60 @@ class Context:
     retrieval_bm25_weight: float = _setting(1.0, "Weight of the BM25 lists in rrf fusion.")
     retrieval_extra: dict[str, Any] = _setting(
         {}, "Further RetrievalSettings fields by name (new fusion knobs), passed through as given."
+    )
+    # ---- retrieval techniques (stores/techniques.py) ---------------------------------------------------------
+    strategy: str = _setting(
+        "manual",
+        "manual: the technique switches below; auto: a strategy chosen per question from its features "
+        "(what `cragraph recommend` shows), with a confidence and a reason in the trace and the output.",
+    )
+    latency_budget_ms: float = _setting(
+        0.0,
+        "Per-question retrieval budget; 0 = none. Tight: BM25 only; medium: hybrid and cheap expansions; "
+        "loose: everything incl. rerank and LLM expansions. Chosen from latencies measured in this process.",
+    )
+    entity_retrieval: bool = _setting(
+        False, "Search the index's entity field with the question's entities (only when it names some)."
+    )
+    multi_query: bool = _setting(
+        False, "Rule-based variants (corpus-vocabulary synonyms, spelling fixes, keywords) fused by RRF."
+    )
+    multi_query_max: int = _setting(3, "Most rule-based variants.")
+    prf: bool = _setting(False, "RM3 pseudo-relevance feedback: expansion terms from a BM25 first pass.")
+    prf_docs: int = _setting(5, "Top first-pass passages RM3 takes terms from.")
+    prf_terms: int = _setting(10, "RM3 expansion terms.")
+    prf_original_weight: float = _setting(0.5, "RM3 interpolation weight of the original query terms.")
+    query_class_alpha: bool = _setting(
+        False,
+        "Dense weight from the query's class (term-heavy / semantic / mixed, from cheap features) instead of "
+        "retrieval_fusion's rule.",
+    )
+    class_alphas: dict[str, float] = _setting(
+        {}, "Dense weight per query class (term-heavy, semantic, mixed); empty = the measured defaults."
+    )
+    query2doc: bool = _setting(
+        False, "Gated Query2Doc: an LLM pseudo document appended to the query when the first pass is weak."
+    )
+    hyde: bool = _setting(
+        False, "Gated HyDE: search with the question's vector plus a hypothetical passage's when the first pass "
+        "is weak.",
+    )
+    expansion_gate: float = _setting(
+        0.83, "Query2Doc / HyDE run when the first pass's best dense cosine is below this (or a regrade failed)."
+    )
+    expansion_model: str = _setting("", "Chat model writing Query2Doc / HyDE passages; empty = chat_model.")
+    metadata_boost: dict[str, Any] = _setting(
+        {}, "Boost chunks whose metadata matches, e.g. {\"category\": {\"prefix\": \"cs.\"}, "
+        "\"date\": {\"gte\": \"2020\"}}; same syntax as filters."
+    )
+    metadata_boost_weight: float = _setting(0.3, "A matching chunk's score is multiplied by 1 + this.")
+    category_boost: bool = _setting(
+        False, "Predict the question's category from the corpus' own metadata and boost it when confident."
+    )
+    category_key: str = _setting("category", "Metadata key holding the category (prefixes count: cs.AI in cs).")
+    category_min_confidence: float = _setting(0.5, "Predicted categories below this confidence are not boosted.")
+    technique_weight: float = _setting(
+        0.5, "RRF weight of each list a technique adds, against 1 for the hybrid list."
     )
     retrieve_k: int = _setting(20, "Passages retrieve hands to rerank.")
     rerank: bool = _setting(True, "Dense rerank of the retrieved pool with the stored chunk vectors.")
@@ -137,6 +184,20 @@ class Context:
     select_alpha: float = _setting(0.5, "a in coverage(C) = a*cos(q, mean(C)) + (1-a)*max cos(q, c).")
     select_min_gain: float = _setting(0.002, "Selection stops when the best marginal coverage gain is below.")
     context_budget_chars: int = _setting(2400, "Most characters of context handed to the answer.")
+    # ---- highlight (nodes/highlight.py, between select and answer) -----------------------------------------
+    highlight: bool = _setting(
+        True, "Score each selected passage's sentences against the question (and sub-questions) and return "
+        "the best as `highlights` with passage ids and character offsets."
+    )
+    highlight_per_passage: int = _setting(2, "Most evidence sentences kept per passage.")
+    highlight_total: int = _setting(8, "Most evidence sentences kept over the whole context.")
+    highlight_min_score: float = _setting(
+        -0.5, "Sentences scoring below this (evaluator scale, -1..1) are never highlighted."
+    )
+    compress_context: bool = _setting(
+        False, "Hand the answer only the highlighted sentences of each passage (in document order; a passage "
+        "without any keeps its best one); the trace reports the characters saved."
+    )
     # ---- answer --------------------------------------------------------------------------------------------
     llm_answer: bool = _setting(
         False,

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from langgraph.graph import END
+
 Destination = Literal["refine", "web_search", "rewrite", "select"]
 
 
-def route_question(state: dict[str, Any]) -> Literal["retrieve", "multihop"]:
+def route_question(state: dict[str, Any]) -> Literal["retrieve", "multihop", "__end__"]:
     """Single-hop questions go through CRAG retrieval; multi-hop ones to the planning subgraph, whose evidence
-    goes straight to coverage selection."""
+    goes straight to coverage selection; a recommend-only request ends with the recommendation."""
+    if state.get("recommend_only"):
+        return END
     return "multihop" if state.get("route") == "multihop" else "retrieve"
 
 

@@ -18,10 +18,12 @@ def merge_dicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> di
 
 
 class InputState(TypedDict):
-    """What a caller gives: the question and, optionally, metadata filters (e.g. {"language": "ru"})."""
+    """What a caller gives: the question and, optionally, metadata filters (e.g. {"language": "ru"}) and
+    `recommend_only` (return the retrieval strategy recommendation and its alternatives, retrieving nothing)."""
 
     question: str
     filters: NotRequired[dict[str, Any] | None]
+    recommend_only: NotRequired[bool]
 
 
 class Citation(TypedDict):
@@ -43,6 +45,24 @@ class Evidence(TypedDict):
     score: float
 
 
+class HighlightSentence(TypedDict):
+    """An evidence sentence of a passage; start/end are character offsets into the passage's source text
+    (the chunk text stored under passage_id, or the web page's content)."""
+
+    text: str
+    score: float
+    start: int
+    end: int
+
+
+class Highlight(TypedDict):
+    """The evidence sentences of one context passage; number is its 1-based position in the context."""
+
+    passage_id: str
+    number: int
+    sentences: list[HighlightSentence]
+
+
 class OutputState(TypedDict, total=False):
     """What a run returns."""
 
@@ -52,6 +72,9 @@ class OutputState(TypedDict, total=False):
     verdict: Verdict
     abstained: bool
     language: str
+    highlights: list[Highlight]
+    # the retrieval strategy: name, tier, reason, confidence, alternatives, allowed techniques (nodes/strategy.py)
+    strategy: dict[str, Any]
     trace: Annotated[list[dict[str, Any]], operator.add]
     debug: Annotated[dict[str, Any], merge_dicts]
 

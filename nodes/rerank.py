@@ -15,6 +15,7 @@ from langgraph.runtime import Runtime
 from evaluators.registry import load_evaluator
 from graph.context import Context
 from nodes.common import bundle_of, passage_text, settings_of, stored_cosines
+from nodes.strategy import PROCESS_LATENCY
 from nodes.trace import StageTimer
 
 
@@ -23,7 +24,10 @@ def rerank(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
     settings = settings_of(runtime)
     pool = list(state.get("hits", []))
     note = None
-    if pool and settings.rerank:
+    allowed = (state.get("strategy") or {}).get("rerank", True)
+    if not allowed:
+        note = f"rerank skipped: {(state.get('strategy') or {}).get('reason', 'strategy')}"
+    if pool and settings.rerank and allowed:
         bundle = bundle_of(settings)
         cosines = stored_cosines(bundle, state["question"], pool)
         fused = np.array([p["score"] for p in pool], dtype=np.float64)
@@ -38,14 +42,15 @@ def rerank(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
     if pool and settings.cross_encoder:
         pool, note = cross_encode(state["question"], pool, settings)
     kept = pool[: settings.rerank_k]
-    decision = f"kept {len(kept)} of {len(state.get('hits', []))}" + (" (dense)" if settings.rerank else "")
+    decision = f"kept {len(kept)} of {len(state.get('hits', []))}" + (" (dense)" if settings.rerank and allowed else "")
     update: dict[str, Any] = {"candidates": kept}
     if settings.debug:
         update["debug"] = {"rerank": [{"id": p["id"], "rerank_score": p.get("rerank_score")} for p in pool]}
     scores = [p.get("rerank_score", p["score"]) for p in kept]
-    update["trace"] = [
-        timer.record(decision, {"pool": len(state.get("hits", [])), "kept": len(kept)}, scores, note)
-    ]
+    record = timer.record(decision, {"pool": len(state.get("hits", [])), "kept": len(kept)}, scores, note)
+    if settings.rerank and allowed:
+        PROCESS_LATENCY.record("rerank", record["duration_ms"])
+    update["trace"] = [record]
     return update
 
 

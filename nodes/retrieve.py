@@ -1,21 +1,25 @@
-"""retrieve: hybrid BM25 + dense search over the query and its variants, fused (settings from Context).
+"""retrieve: hybrid BM25 + dense search over the query and its variants, plus the switched-on techniques.
 
-Pseudo-relevance feedback: a BM25-only first pass (well under a millisecond) gives the top passages; their
-most common content words missing from the query are appended to its keywords as one more variant.
+The techniques (entities, rule variants, RM3, query-class alpha, gated Query2Doc / HyDE, metadata boosts) run
+in stores/techniques.py; which of them may run is capped by the strategy (nodes/strategy.py: a latency budget
+or strategy=auto). The trace says what ran, what was skipped and why; the output carries the strategy.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import asdict, fields
 from typing import Any
 
 from langgraph.runtime import Runtime
 
 from graph.context import Context
-from nodes.common import bundle_of, content_words, keyword_form, passage_of, passage_text, settings_of
+from models.chat import load_chat_model, message_text
+from nodes.common import bundle_of, passage_of, settings_of
+from nodes.strategy import PROCESS_LATENCY, apply_strategy, choose_strategy
 from nodes.trace import StageTimer
+from prompts.expansion import expansion_messages
 from stores.retriever import HybridRetriever, QueryError, RetrievalSettings
+from stores.techniques import PseudoDocWriter, Techniques, run_techniques
 
 
 def retrieval_settings(settings: Context) -> RetrievalSettings:
@@ -43,64 +47,85 @@ def retrieval_context_fields(settings: RetrievalSettings) -> dict[str, Any]:
     return {**own, "retrieval_extra": extra}
 
 
+def techniques_of(settings: Context) -> Techniques:
+    """The Techniques switched on in Context (before a latency budget or strategy=auto adjusts them)."""
+    return Techniques(
+        mode=settings.retrieval_mode,
+        entities=settings.entity_retrieval,
+        multi_query=settings.multi_query,
+        multi_query_max=settings.multi_query_max,
+        prf=settings.prf,
+        prf_docs=settings.prf_docs,
+        prf_terms=settings.prf_terms,
+        prf_original_weight=settings.prf_original_weight,
+        query_class_alpha=settings.query_class_alpha,
+        class_alphas=dict(settings.class_alphas),
+        query2doc=settings.query2doc,
+        hyde=settings.hyde,
+        expansion_gate=settings.expansion_gate,
+        metadata_boost=dict(settings.metadata_boost),
+        boost_weight=settings.metadata_boost_weight,
+        category_boost=settings.category_boost,
+        category_key=settings.category_key,
+        category_min_confidence=settings.category_min_confidence,
+        added_weight=settings.technique_weight,
+        rrf_k=settings.retrieval_rrf_k,
+    )
+
+
 def retrieve(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("retrieve")
     settings = settings_of(runtime)
     bundle = bundle_of(settings)
     retriever = HybridRetriever(bundle, retrieval_settings(settings))
     query = state.get("query") or state["question"]
-    queries = list(dict.fromkeys([query, *state.get("variants", [])]))
+    language = state.get("language") or "en"
+    strategy = state.get("strategy") or choose_strategy(query, settings, bundle)
+    techniques = apply_strategy(techniques_of(settings), strategy)
+    round_ = state.get("retrieval_round", 0)
+    weak = f"graded {state.get('verdict')} in round {round_ - 1}" if round_ > 0 else None
     note = None
-    if settings.prf and settings.prf_terms > 0:
-        feedback = feedback_terms(
-            retriever, query, state.get("filters"), settings.prf_docs, settings.prf_terms
-        )
-        if feedback:
-            queries.append(f"{keyword_form(query)} {' '.join(feedback)}")
-            note = "feedback terms: " + ", ".join(feedback)
     try:
-        hits = retriever.search(queries, k=settings.retrieve_k, filters=state.get("filters") or None)
+        run = run_techniques(retriever, query, language, techniques, settings.retrieve_k,
+                             variants=state.get("variants", []), filters=state.get("filters") or None,
+                             write_pseudo_doc=pseudo_doc_writer(settings), weak_reason=weak)
+        hits = run.hits
     except QueryError as error:
-        hits, note = [], f"query refused: {error}"
+        run, hits, note = None, [], f"query refused: {error}"
+    if run is not None:
+        note = "; ".join([*run.notes, *(f"{k} skipped: {why}" for k, why in run.skipped.items())]) or None
+        for name, ms in run.timings_ms.items():
+            # the base list's time is dominated by the query embedding in hybrid mode
+            PROCESS_LATENCY.record({"base": "dense" if techniques.mode != "bm25" else "bm25"}.get(name, name), ms)
     passages = [passage_of(hit) for hit in hits]
-    update: dict[str, Any] = {"hits": passages}
+    update: dict[str, Any] = {"hits": passages, "strategy": strategy}
     if settings.debug:
-        update["debug"] = {f"retrieve_{state.get('retrieval_round', 0)}": _brief(passages)}
-    counts = {"queries": len(queries), "hits": len(passages), "index_chunks": len(bundle.docstore)}
-    update["trace"] = [
-        timer.record(
-            f"{len(passages)} hits for {len(queries)} queries",
-            counts,
-            [p["score"] for p in passages],
-            note,
-            round=state.get("retrieval_round", 0),
-        )
-    ]
+        update["debug"] = {f"retrieve_{round_}": _brief(passages)}
+    counts = {"variants": len(state.get("variants", [])), "hits": len(passages), "index_chunks": len(bundle.docstore)}
+    record = timer.record(
+        f"{len(passages)} hits; strategy {strategy['name']}" + (f" ({strategy['tier']})" * bool(strategy.get("tier"))),
+        counts,
+        [p["score"] for p in passages],
+        note,
+        round=round_,
+        techniques=run.applied if run else [],
+        skipped=run.skipped if run else {},
+    )
+    PROCESS_LATENCY.record("retrieve", record["duration_ms"])
+    update["trace"] = [record]
     return update
 
 
-def feedback_terms(
-    retriever: HybridRetriever, query: str, filters: dict[str, Any] | None, docs: int, terms: int
-) -> list[str]:
-    """Content words shared by the top BM25 passages and absent from the query, most frequent first."""
-    try:
-        first = retriever.search(query, k=docs, mode="bm25", filters=filters or None)
-    except QueryError:
-        return []
-    if len(first) < 2:
-        return []
-    in_query = set(content_words(query))
-    document_frequency: Counter[str] = Counter()
-    term_frequency: Counter[str] = Counter()
-    for hit in first:
-        words = [
-            w for w in content_words(passage_text(passage_of(hit))) if w not in in_query and not w.isdigit()
-        ]
-        term_frequency.update(words)
-        document_frequency.update(set(words))
-    shared = [w for w in document_frequency if document_frequency[w] >= 2]
-    shared.sort(key=lambda w: (-document_frequency[w], -term_frequency[w], w))
-    return shared[:terms]
+def pseudo_doc_writer(settings: Context) -> PseudoDocWriter:
+    """Query2Doc / HyDE text from the chat model; None (the technique is skipped, with the reason) on failure."""
+    def write(kind: str, question: str, language: str) -> str | None:
+        try:
+            model = load_chat_model(settings.model_for(settings.expansion_model))
+            return message_text(model.invoke(expansion_messages(kind, question, language))).strip() or None
+        except Exception:  # a missing provider package or a network error: skipped, the note says so
+            return None
+
+    return write
 
 
 def _brief(passages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from graph.context import Context
 from nodes.common import bundle_of, keyword_form, language_of, query_vector, settings_of
 from nodes.llm import ask_structured
+from nodes.strategy import choose_strategy
 from nodes.trace import StageTimer
 from prompts.rewrite import rewrite_messages
 from prompts.route import route_messages
@@ -36,6 +37,12 @@ def understand(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, An
     if not question:
         raise ValueError("the question is empty")
     language = language_of(question)
+    strategy = choose_strategy(question, settings, bundle_of(settings))
+    if state.get("recommend_only"):
+        decision = f"recommend {strategy['name']} ({strategy['confidence']:.2f})"
+        counts = {"alternatives": len(strategy["alternatives"])}
+        return {"language": language, "strategy": strategy,
+                "trace": [timer.record(decision, counts, note=strategy["reason"])]}
     variants: list[str] = []
     keywords = keyword_form(question)
     if settings.keyword_variant and keywords.lower() != question.lower():
@@ -46,7 +53,7 @@ def understand(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, An
         rewrites, kept_scores, note = llm_rewrites(question, language, settings)
         variants += [r for r in rewrites if r.lower() not in {v.lower() for v in variants}]
         scores = kept_scores
-    route = choose_route(question, settings.multihop)
+    route = "multihop" if strategy["name"] == "multihop" else choose_route(question, settings.multihop)
     if settings.multihop == "auto" and settings.llm_route:
         parsed, error = ask_structured(settings.model_for(settings.route_model), route_messages(question), RouteChoice)
         route = parsed.route if parsed else route
@@ -57,13 +64,14 @@ def understand(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, An
         "variants": variants,
         "query": question,
         "route": route,
+        "strategy": strategy,
         "retrieval_round": 0,
         "max_retrieval_rounds": max(0, settings.max_retrieval_rounds),
         "web_status": "not run",
         "knowledge": [],
         "web_knowledge": [],
     }
-    decision = f"route={route}, language={language}, {len(variants)} variants"
+    decision = f"route={route}, language={language}, {len(variants)} variants, strategy {strategy['name']}"
     update["trace"] = [timer.record(decision, {"variants": len(variants)}, scores, note)]
     return update
 

@@ -80,6 +80,14 @@ class HybridRetriever:
             fused, alphas = _mean_of(bm25_lists or dense_lists), []
         return self._hits(ranked(fused)[:k], fused, bm25_lists, dense_lists, alphas)
 
+    def dense_search(self, vector: np.ndarray, k: int, filters: Mapping[str, Any] | None = None) -> list[Hit]:
+        """Top-k chunks for a ready query vector (HyDE's blend of question and hypothetical passage)."""
+        allowed = self.bundle.docstore.filter_rows(filters) if filters else None
+        if allowed is not None and not len(allowed):
+            return []
+        scores = self._dense(np.asarray(vector, dtype=np.float32), k, allowed)
+        return self._hits(ranked(scores)[:k], scores, [], [scores], [])
+
     def _bm25(self, query: str, pool: int, allowed: np.ndarray | None) -> dict[int, float]:
         ids, scores = self.bundle.bm25.search(query, pool, allowed=allowed)
         return dict(zip(ids.tolist(), scores.tolist(), strict=True))

@@ -78,12 +78,21 @@ def test_eval_retrieval_prints_the_table_and_writes_json(tmp_path, tiny_embedder
     assert main(["eval", "retrieval", "--dataset", str(data), "--modes", "bm25,dense,hybrid,hybrid-rrf", "--embedder",
                  str(tiny_embedder_dir), "--out", str(out), "--index-root", str(tmp_path / "indexes")]) == 0
     printed = capsys.readouterr().out
-    assert "| mode | R@1 | R@2 | R@5 | R@10 | AllGold@5 | MRR | p50_ms | p95_ms |" in printed
+    assert "| mode | R@1 | R@2 | R@5 | R@10 | AllGold@5 | MRR | nDCG@10 | p50_ms | p95_ms |" in printed
     assert "| bm25 | 1.000 |" in printed
     report = json.loads(out.read_text())
     assert set(report["modes"]) == {"bm25", "dense", "hybrid", "hybrid-rrf"}
     assert "| hybrid-rrf |" in printed
     assert report["modes"]["bm25"]["metrics"]["R@1"] == 1.0
+    assert report["modes"]["bm25"]["metrics"]["nDCG@10"] == 1.0
+
+    ablation = tmp_path / "ablation.json"
+    assert main(["eval", "retrieval", "--dataset", str(data), "--ablate", "multi_query,prf", "--embedder",
+                 str(tiny_embedder_dir), "--out", str(ablation), "--index-root", str(tmp_path / "indexes")]) == 0
+    printed = capsys.readouterr().out
+    rows = json.loads(ablation.read_text())["datasets"]["set"]
+    assert set(rows) == {"defaults", "none", "+multi_query", "+prf"}
+    assert "| +multi_query |" in printed and "nDCG@10 | p50 ms" in printed
 
 
 def test_parse_filters():

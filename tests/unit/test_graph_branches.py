@@ -39,7 +39,7 @@ def nodes_run(result):
 def test_correct_branch_refines_and_cites_the_index_chunk(index):
     result = graph.invoke({"question": IN_CORPUS}, context=context(index))
     assert result["verdict"] == "correct"
-    assert nodes_run(result) == ["understand", "retrieve", "rerank", "grade", "refine", "select", "answer"]
+    assert nodes_run(result) == ["understand", "retrieve", "rerank", "grade", "refine", "select", "highlight", "answer"]
     assert not result["abstained"]
     assert result["citations"][0]["id"].startswith("volga"), result
     assert "Caspian" in result["answer"] and "[1]" in result["answer"]
@@ -102,6 +102,7 @@ def test_web_off_or_without_key_says_why_and_zero_budget_abstains_at_once(index,
         "grade",
         "web_search",
         "select",
+        "highlight",
         "answer",
     ]
     assert result["trace"][4]["decision"] == "off" and result["abstained"]
@@ -130,7 +131,7 @@ def test_every_trace_record_has_the_agreed_fields(index):
 def test_multihop_route_runs_the_planner_and_selects_from_its_evidence(index):
     result = graph.invoke({"question": IN_CORPUS}, context=context(index, multihop="always"))
     ran = nodes_run(result)
-    assert ran[0] == "understand" and ran[-2:] == ["select", "answer"]
+    assert ran[0] == "understand" and ran[-3:] == ["select", "highlight", "answer"]
     assert {"decompose", "validate", "compile", "translate", "execute"} <= set(ran)
     assert "retrieve" not in ran and "grade" not in ran
     assert result["citations"] and result["citations"][0]["source"] == "index"

@@ -1,4 +1,4 @@
-"""retrieve, rerank, grade on a tiny index: passage dicts, feedback terms, stored-vector rerank, verdicts."""
+"""retrieve, rerank, grade on a tiny index: passage dicts, filters, stored-vector rerank, verdicts."""
 
 from __future__ import annotations
 
@@ -29,13 +29,6 @@ def test_retrieve_returns_json_passages_and_honours_filters(index):
     assert {"id", "doc_id", "title", "text", "score", "scores", "source"} <= set(update["hits"][0])
     filtered = retrieve({"question": "flows", "filters": {"doc_id": "thames"}}, Runtime(context=ctx))
     assert [h["doc_id"] for h in filtered["hits"]] == ["thames"]
-
-
-def test_feedback_terms_come_from_the_first_bm25_results(index):
-    ctx = context(index, prf=True, prf_docs=2, prf_terms=2, retrieve_k=4)
-    update = retrieve({"question": "river flows"}, Runtime(context=ctx))
-    assert update["trace"][0]["note"] == "feedback terms: kazan, volga"
-    assert update["trace"][0]["counts"]["queries"] == 2
 
 
 def test_retrieval_settings_follow_context_and_refuse_unknown_extras(index):

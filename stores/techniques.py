@@ -1,0 +1,286 @@
+"""Retrieval techniques around the hybrid retriever, run as one switched set that says what ran and why.
+
+The base list is `HybridRetriever.search` over the question and its given variants (score fusion). Techniques
+either change how the base list is made (a dense weight from the query's class) or add ranked lists: rule
+variants, an RM3 expansion, the entity field, a Query2Doc query, a HyDE vector. Added lists are fused with the
+base list by weighted reciprocal rank fusion (the base list weighs 1, each added list `added_weight`), so a
+technique can promote what the base list missed without its own scores needing to be comparable. Metadata
+boosts multiply the final score of matching chunks. Query2Doc and HyDE are gated: they run only when the first
+pass is weak (its best dense cosine under `expansion_gate`) or the caller says the evaluator found it weak.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from stores.fusion import ranked, reciprocal_rank_fusion
+from stores.metadata import CategoryPredictor, metadata_matches
+from stores.multi_query import rule_variants
+from stores.ner import query_entities
+from stores.prf import rm3_expansion
+from stores.query_features import alpha_for, query_class, query_features
+from stores.retriever import HybridRetriever, Mode
+from stores.types import Hit
+
+TECHNIQUES = ("entities", "multi_query", "prf", "query_class_alpha", "query2doc", "hyde", "metadata_boost")
+
+# Writes a pseudo document for ("query2doc" | "hyde", question, language); None when no model can.
+PseudoDocWriter = Callable[[str, str, str], str | None]
+
+
+@dataclass
+class Techniques:
+    """Which techniques run and their parameters (the graph's Context carries the same knobs)."""
+
+    mode: Mode = "hybrid"
+    entities: bool = False
+    multi_query: bool = False
+    multi_query_max: int = 3
+    prf: bool = False
+    prf_docs: int = 5
+    prf_terms: int = 10
+    prf_original_weight: float = 0.5
+    query_class_alpha: bool = False
+    class_alphas: dict[str, float] = field(default_factory=dict)
+    query2doc: bool = False
+    hyde: bool = False
+    expansion_gate: float = 0.83
+    metadata_boost: dict[str, Any] = field(default_factory=dict)
+    boost_weight: float = 0.3
+    category_boost: bool = False
+    category_key: str = "category"
+    category_min_confidence: float = 0.5
+    added_weight: float = 0.5
+    rrf_k: int = 60
+
+    def switched_on(self) -> list[str]:
+        on = [name for name in TECHNIQUES if name != "metadata_boost" and getattr(self, name)]
+        return on + (["metadata_boost"] if self.metadata_boost or self.category_boost else [])
+
+
+@dataclass
+class TechniqueRun:
+    """The fused hits and an account of the run: what ran, what was skipped and why, time per technique."""
+
+    hits: list[Hit]
+    applied: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    query_class: str | None = None
+
+
+class _Clock:
+    def __init__(self, run: TechniqueRun):
+        self.run = run
+
+    def time(self, name: str, started: float) -> None:
+        self.run.timings_ms[name] = round((time.perf_counter() - started) * 1000.0, 2)
+
+
+def run_techniques(retriever: HybridRetriever, question: str, language: str, techniques: Techniques, k: int,
+                   variants: Sequence[str] = (), filters: Mapping[str, Any] | None = None,
+                   write_pseudo_doc: PseudoDocWriter | None = None, weak_reason: str | None = None) -> TechniqueRun:
+    """Top-k chunks for the question with the switched-on techniques; `weak_reason` opens the expansion gate."""
+    run = TechniqueRun(hits=[])
+    clock = _Clock(run)
+    bm25 = retriever.bundle.bm25
+    pool = max(retriever.settings.pool, k)
+    started = time.perf_counter()
+    if techniques.query_class_alpha and techniques.mode == "hybrid":
+        run.query_class = query_class(query_features(question, bm25))
+        alpha = alpha_for(run.query_class, techniques.class_alphas)
+        retriever = HybridRetriever(retriever.bundle, replace(retriever.settings, fusion="score", alpha=alpha))
+        run.applied.append("query_class_alpha")
+        run.notes.append(f"query class {run.query_class}: dense weight {alpha:.2f}")
+        clock.time("query_class_alpha", started)
+    started = time.perf_counter()
+    queries = list(dict.fromkeys([question, *variants]))
+    base = retriever.search(queries, k=pool, mode=techniques.mode, filters=filters)
+    clock.time("base", started)
+    added: dict[str, list[Hit]] = {}
+    if techniques.multi_query:
+        _multi_query(retriever, question, variants, language, techniques, pool, filters, run, added, clock)
+    if techniques.prf:
+        _rm3(retriever, question, techniques, pool, filters, run, added, clock)
+    if techniques.entities:
+        _entities(retriever, question, language, pool, filters, run, added, clock)
+    if techniques.query2doc or techniques.hyde:
+        _expansions(retriever, question, language, techniques, base, pool, filters, write_pseudo_doc,
+                    weak_reason, run, added, clock)
+    hits = _fused(base, added, techniques) if added else base
+    if techniques.metadata_boost or techniques.category_boost:
+        hits = _boosted(retriever, question, hits, techniques, run, clock)
+    run.hits = hits[:k]
+    return run
+
+
+def _multi_query(retriever: HybridRetriever, question: str, variants: Sequence[str], language: str,
+                 techniques: Techniques, pool: int, filters: Mapping[str, Any] | None, run: TechniqueRun,
+                 added: dict[str, list[Hit]], clock: _Clock) -> None:
+    started = time.perf_counter()
+    made = rule_variants(question, retriever.bundle.bm25, language, techniques.multi_query_max)
+    known = {q.strip().lower() for q in (question, *variants)}
+    made = [(text, kind) for text, kind in made if text.strip() and text.strip().lower() not in known]
+    if not made:
+        run.skipped["multi_query"] = "no rule variant differs from the question and its variants"
+        return
+    for i, (text, kind) in enumerate(made):
+        added[f"variant:{kind}:{i}"] = retriever.search(text, k=pool, mode=techniques.mode, filters=filters)
+    run.applied.append("multi_query")
+    run.notes.append("rule variants: " + "; ".join(f"{kind}: {text}" for text, kind in made))
+    clock.time("multi_query", started)
+
+
+def _rm3(retriever: HybridRetriever, question: str, techniques: Techniques, pool: int,
+         filters: Mapping[str, Any] | None, run: TechniqueRun, added: dict[str, list[Hit]], clock: _Clock) -> None:
+    started = time.perf_counter()
+    bundle = retriever.bundle
+    allowed = bundle.docstore.filter_rows(filters) if filters else None
+    rows, scores = bundle.bm25.search(question, techniques.prf_docs, allowed=allowed)
+    if len(rows) < 2:
+        run.skipped["prf"] = f"the BM25 first pass found {len(rows)} passage(s); feedback needs 2"
+        return
+    weights = rm3_expansion(question, rows.tolist(), scores.tolist(), bundle.bm25, terms=techniques.prf_terms,
+                            docs=techniques.prf_docs, original_weight=techniques.prf_original_weight)
+    if not weights:
+        run.skipped["prf"] = "no expansion terms"
+        return
+    rows, scores = bundle.bm25.search_weighted(weights, pool, allowed=allowed)
+    added["rm3"] = _hits_of(retriever, rows, scores, "rm3")
+    run.applied.append("prf")
+    top = sorted(weights.items(), key=lambda item: -item[1])[: techniques.prf_terms]
+    run.notes.append("RM3 terms: " + ", ".join(f"{term} {weight:.2f}" for term, weight in top))
+    clock.time("prf", started)
+
+
+def _entities(retriever: HybridRetriever, question: str, language: str, pool: int,
+              filters: Mapping[str, Any] | None, run: TechniqueRun, added: dict[str, list[Hit]],
+              clock: _Clock) -> None:
+    started = time.perf_counter()
+    bundle = retriever.bundle
+    if not bundle.has_entities:
+        run.skipped["entities"] = "the index has no entity field (rebuild or `cragraph index` it again)"
+        return
+    names = query_entities(question, language)
+    if not names:
+        run.skipped["entities"] = "the question names no entity"
+        return
+    allowed = bundle.docstore.filter_rows(filters) if filters else None
+    rows, scores = bundle.entities.search(names, pool, allowed=allowed)
+    if not len(rows):
+        run.skipped["entities"] = f"no passage has the entities {names}"
+        return
+    added["entities"] = _hits_of(retriever, rows, scores, "entities")
+    run.applied.append("entities")
+    run.notes.append(f"entities {names}: {len(rows)} passages")
+    clock.time("entities", started)
+
+
+def _expansions(retriever: HybridRetriever, question: str, language: str, techniques: Techniques,
+                base: list[Hit], pool: int, filters: Mapping[str, Any] | None,
+                write_pseudo_doc: PseudoDocWriter | None, weak_reason: str | None, run: TechniqueRun,
+                added: dict[str, list[Hit]], clock: _Clock) -> None:
+    wanted = [name for name in ("query2doc", "hyde") if getattr(techniques, name)]
+    best = max((hit.scores.get("dense", -1.0) for hit in base), default=-1.0)
+    reason = weak_reason or (
+        f"first pass weak: best dense cosine {best:.3f} < gate {techniques.expansion_gate}"
+        if best < techniques.expansion_gate else None
+    )
+    if reason is None:
+        for name in wanted:
+            run.skipped[name] = f"gate closed: best dense cosine {best:.3f} >= {techniques.expansion_gate}"
+        return
+    if write_pseudo_doc is None:
+        for name in wanted:
+            run.skipped[name] = "no chat model to write the pseudo document"
+        return
+    for name in wanted:
+        started = time.perf_counter()
+        text = write_pseudo_doc(name, question, language)
+        if not text or not text.strip():
+            run.skipped[name] = "the chat model gave no usable pseudo document"
+            continue
+        if name == "query2doc":
+            added[name] = retriever.search(f"{question} {text.strip()}", k=pool, mode=techniques.mode,
+                                           filters=filters)
+        else:
+            embedder = retriever.bundle.embedder
+            vector = embedder.embed_queries([question])[0] + embedder.embed_passages([text.strip()])[0]
+            added[name] = retriever.dense_search(vector / np.linalg.norm(vector), pool, filters=filters)
+        run.applied.append(name)
+        run.notes.append(f"{name} ran ({reason}): {text.strip()[:120]}")
+        clock.time(name, started)
+
+
+def _hits_of(retriever: HybridRetriever, rows: np.ndarray, scores: np.ndarray, source: str) -> list[Hit]:
+    chunks = retriever.bundle.docstore.get(rows.tolist())
+    return [Hit(chunk=chunk, score=float(score), scores={source: float(score)}, sources=[source])
+            for chunk, score in zip(chunks, scores.tolist(), strict=True)]
+
+
+def _fused(base: list[Hit], added: dict[str, list[Hit]], techniques: Techniques) -> list[Hit]:
+    """Weighted RRF of the base list (weight 1) and the added lists; every hit keeps all its scores."""
+    lists = [[hit.chunk.id for hit in base], *([hit.chunk.id for hit in hits] for hits in added.values())]
+    weights = [1.0] + [techniques.added_weight] * len(added)
+    by_id: dict[str, Hit] = {}
+    for name, hits in [("base", base), *added.items()]:
+        for rank, hit in enumerate(hits, start=1):
+            kept = by_id.setdefault(hit.chunk.id, Hit(chunk=hit.chunk, score=0.0, scores={}, sources=[]))
+            if name == "base":
+                kept.scores.update(hit.scores)
+                kept.sources.extend(hit.sources)
+            else:
+                kept.scores[f"{name}_rank"] = float(rank)
+                kept.sources.append(name)
+    keys = sorted(by_id)
+    position = {key: i for i, key in enumerate(keys)}
+    fused = reciprocal_rank_fusion([[position[c] for c in lst] for lst in lists], k=techniques.rrf_k,
+                                   weights=weights)
+    out = []
+    for i in ranked(fused):
+        hit = by_id[keys[i]]
+        hit.scores["technique_rrf"] = float(fused[i])
+        hit.score = float(fused[i])
+        out.append(hit)
+    return out
+
+
+def _boosted(retriever: HybridRetriever, question: str, hits: list[Hit], techniques: Techniques,
+             run: TechniqueRun, clock: _Clock) -> list[Hit]:
+    """Scores of chunks matching the metadata boost (or the predicted category) times (1 + boost_weight)."""
+    started = time.perf_counter()
+    boosts = dict(techniques.metadata_boost)
+    if techniques.category_boost:
+        predictor = CategoryPredictor.from_bundle(retriever.bundle, key=techniques.category_key)
+        if predictor is None:
+            run.skipped["category_boost"] = f"the corpus has no {techniques.category_key!r} metadata"
+        else:
+            vector = retriever.bundle.embedder.embed_queries([question])[0]
+            predicted = predictor.predict(vector)
+            if predicted and predicted[0][1] >= techniques.category_min_confidence:
+                category, confidence = predicted[0]
+                boosts.setdefault(techniques.category_key, {"prefix": category})
+                run.notes.append(f"predicted {techniques.category_key} {category} ({confidence:.2f})")
+            else:
+                best = f"{predicted[0][0]} {predicted[0][1]:.2f}" if predicted else "none"
+                run.skipped["category_boost"] = (
+                    f"no category above confidence {techniques.category_min_confidence} (best: {best})"
+                )
+    if not boosts:
+        return hits
+    matched = 0
+    for hit in hits:
+        if metadata_matches(hit.chunk, boosts):
+            hit.score *= 1.0 + techniques.boost_weight
+            hit.scores["metadata_boost"] = techniques.boost_weight
+            matched += 1
+    run.applied.append("metadata_boost")
+    run.notes.append(f"metadata boost {boosts}: {matched} of {len(hits)} hits")
+    clock.time("metadata_boost", started)
+    return sorted(hits, key=lambda hit: -hit.score)
