@@ -61,8 +61,9 @@ def run_ablation(dataset_dir: str | Path, ablate: Sequence[str], embedder: str =
     """Evaluate the ablation rows on one dataset and print the table (R@k, AllGold@5, MRR, nDCG@10, p50);
     returns the dataset's name and the rows."""
     from graph.context import Context
-    from nodes.common import keyword_form, language_of
+    from nodes.common import language_of
     from nodes.retrieve import pseudo_doc_writer, retrieval_settings, techniques_of
+    from stores.multi_query import keyword_form
 
     dataset = load_dataset(dataset_dir, limit=limit)
     bundle = dataset_index(dataset, embedder, index_root, progress)

@@ -6,7 +6,6 @@ never from state, so state stays JSON-able and a server loads each model once.
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -21,18 +20,7 @@ from graph.context import Context
 from models.embedder import Embedder, canonical_name
 from stores.bundle import IndexBundle, load_bundle
 from stores.text import detect_language
-from stores.tokenize import ENGLISH_STOPWORDS, RUSSIAN_STOPWORDS
 from stores.types import Hit
-
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_QUESTION_WORDS = frozenset(
-    [
-        "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "did", "does", "do", "is",
-        "are", "was", "were", "name", "named", "какой", "какая", "какое", "какие", "каком", "какого",
-        "кто", "что", "где", "когда", "почему", "зачем", "как", "сколько", "чей", "чья", "ли", "哪", "哪个",
-        "哪些", "什么", "谁", "何时", "哪里", "为什么", "怎么", "多少", "是", "的", "了", "吗", "呢",
-    ]
-)
 
 
 def settings_of(runtime: Runtime[Context] | None) -> Context:
@@ -131,26 +119,3 @@ def language_of(text: str) -> str:
     return language if language != "und" else "en"
 
 
-def keyword_form(question: str) -> str:
-    """The question without stopwords and question words: a rule-based variant and a web query."""
-    words = _WORD.findall(question)
-    kept = [
-        w
-        for w in words
-        if w.lower() not in ENGLISH_STOPWORDS
-        and w.lower() not in RUSSIAN_STOPWORDS
-        and w.lower() not in _QUESTION_WORDS
-    ]
-    return " ".join(kept) if kept else question.strip()
-
-
-def content_words(text: str) -> list[str]:
-    """Lower-cased words of `text` that carry content (no stopwords, no question words, no 1-letter words)."""
-    return [
-        w.lower()
-        for w in _WORD.findall(text)
-        if len(w) > 1
-        and w.lower() not in ENGLISH_STOPWORDS
-        and w.lower() not in RUSSIAN_STOPWORDS
-        and w.lower() not in _QUESTION_WORDS
-    ]

@@ -12,11 +12,12 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from graph.context import Context
-from nodes.common import content_words, keyword_form, language_of, passage_text, settings_of
+from nodes.common import language_of, passage_text, settings_of
 from nodes.llm import ask_structured
 from nodes.trace import StageTimer
 from nodes.understand import Rewrites
 from prompts.rewrite import rewrite_messages
+from stores.multi_query import content_words, keyword_form
 
 
 def rewrite(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:

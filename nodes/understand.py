@@ -14,12 +14,13 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
 from graph.context import Context
-from nodes.common import bundle_of, keyword_form, language_of, query_vector, settings_of
+from nodes.common import bundle_of, language_of, query_vector, settings_of
 from nodes.llm import ask_structured
 from nodes.strategy import choose_strategy
 from nodes.trace import StageTimer
 from prompts.rewrite import rewrite_messages
 from prompts.route import route_messages
+from stores.multi_query import keyword_form
 
 
 class Rewrites(BaseModel):

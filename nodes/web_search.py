@@ -12,11 +12,12 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
 from graph.context import Context
-from nodes.common import bundle_of, evaluator_of, keyword_form, language_of, settings_of
+from nodes.common import bundle_of, evaluator_of, language_of, settings_of
 from nodes.llm import ask_structured
 from nodes.refine import refine_passages
 from nodes.trace import StageTimer
 from prompts.web_query import web_query_messages
+from stores.multi_query import keyword_form
 from stores.web import WebResult, WebSearchClient, WebSearchError
 
 

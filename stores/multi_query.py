@@ -43,13 +43,13 @@ MIN_SPELL_CHARS = 4  # shorter words are too often abbreviations to correct
 
 
 
-def _word_set(words: str) -> frozenset[str]:
-    return frozenset(words.split())
-
-
-QUESTION_WORDS = _word_set(
-    """what which who whom whose when where why how did does do is are was were name named
-    какой какая какое какие каком какого кто что где когда почему зачем как сколько чей чья ли"""
+QUESTION_WORDS = frozenset(
+    [
+        "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "did", "does", "do", "is",
+        "are", "was", "were", "name", "named", "какой", "какая", "какое", "какие", "каком", "какого",
+        "кто", "что", "где", "когда", "почему", "зачем", "как", "сколько", "чей", "чья", "ли", "哪", "哪个",
+        "哪些", "什么", "谁", "何时", "哪里", "为什么", "怎么", "多少", "是", "的", "了", "吗", "呢",
+    ]
 )
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
@@ -77,13 +77,23 @@ def rule_variants(query: str, bm25: BM25Index, language: str = "en", max_variant
 
 
 def keyword_form(query: str) -> str:
-    """The query's content words in order; CJK runs kept whole (their stopwords are not word-separated)."""
+    """The query without stopwords and question words (the question itself when nothing is left): a
+    rule-based variant and a web query."""
     kept = [
         w for w in _WORD.findall(query)
-        if _CJK.search(w) or (w.lower() not in ENGLISH_STOPWORDS and w.lower() not in RUSSIAN_STOPWORDS
-                              and w.lower() not in QUESTION_WORDS)
+        if w.lower() not in ENGLISH_STOPWORDS and w.lower() not in RUSSIAN_STOPWORDS
+        and w.lower() not in QUESTION_WORDS
     ]
-    return " ".join(kept)
+    return " ".join(kept) if kept else query.strip()
+
+
+def content_words(text: str) -> list[str]:
+    """Lower-cased words of `text` that carry content (no stopwords, no question words, no 1-letter words)."""
+    return [
+        w.lower() for w in _WORD.findall(text)
+        if len(w) > 1 and w.lower() not in ENGLISH_STOPWORDS and w.lower() not in RUSSIAN_STOPWORDS
+        and w.lower() not in QUESTION_WORDS
+    ]
 
 
 def spelling_variant(query: str, bm25: BM25Index) -> str:

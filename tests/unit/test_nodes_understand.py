@@ -7,9 +7,10 @@ from langgraph.runtime import Runtime
 
 import nodes.llm
 from models.scripted import ScriptedChatModel
-from nodes.common import bundle_of, keyword_form, query_vector
+from nodes.common import bundle_of, query_vector
 from nodes.rewrite import negative_feedback_query, rewrite
 from nodes.understand import understand
+from stores.multi_query import keyword_form
 from tests.graph_fixtures import build_tiny_index, context
 
 
