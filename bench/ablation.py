@@ -2,7 +2,8 @@
 
 Rows: `defaults` (the retrieve node as shipped: the question, its keyword variant, the techniques Context
 switches on), `none` (every technique off), and one row per ablated technique flipped against the defaults
-(`+name` where the default is off, `-name` where it is on). Every row runs the same code path as the graph's
+(`+name` where the default is off, `-name` where it is on), with the number of questions the technique actually
+ran on (gated or skipped techniques run on fewer). Every row runs the same code path as the graph's
 retrieve node (stores.techniques.run_techniques) over the same index, questions interleaved so machine noise
 hits all rows alike. Query2Doc / HyDE need a chat model (`chat_model`); they stay gated as in the graph.
 """
@@ -13,6 +14,7 @@ import json
 import os
 import platform
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -47,10 +49,13 @@ def ablation_rows(defaults: Techniques, ablate: Sequence[str]) -> dict[str, Tech
 
 
 def technique_runner(retriever: HybridRetriever, techniques: Techniques, variants_of, language_of,
-                     write_pseudo_doc: PseudoDocWriter | None) -> ModeRunner:
+                     write_pseudo_doc: PseudoDocWriter | None, applied: Counter[str] | None = None) -> ModeRunner:
+    """Document ids for a question through run_techniques; `applied` counts the techniques that ran."""
     def run(question: str) -> list[str]:
         result = run_techniques(retriever, question, language_of(question), techniques, CHUNKS_PER_QUERY,
                                 variants=variants_of(question), write_pseudo_doc=write_pseudo_doc)
+        if applied is not None:
+            applied.update(result.applied)
         return unique_in_order([hit.chunk.doc_id for hit in result.hits])
     return run
 
@@ -76,9 +81,15 @@ def run_ablation(dataset_dir: str | Path, ablate: Sequence[str], embedder: str =
         return [keywords] if context.keyword_variant and keywords.lower() != question.lower() else []
 
     write = pseudo_doc_writer(context) if {"query2doc", "hyde"} & set(ablate) else None
-    runners = {name: technique_runner(retriever, techniques, variants_of, language_of, write)
-               for name, techniques in ablation_rows(techniques_of(context), ablate).items()}
+    rows = ablation_rows(techniques_of(context), ablate)
+    applied: dict[str, Counter[str]] = {name: Counter() for name in rows}
+    runners = {name: technique_runner(retriever, techniques, variants_of, language_of, write, applied[name])
+               for name, techniques in rows.items()}
     results = evaluate_modes(dataset, runners, progress)
+    for result in results:
+        flipped = result.mode.lstrip("+-")
+        if flipped in TECHNIQUES:
+            result.metrics["ran_on"] = float(applied[result.mode][flipped])
     print(f"\n{dataset.name}: {len(dataset.questions)} questions, {bundle.manifest['counts']['chunks']} chunks, "
           f"embedder {bundle.settings.embedder}\n")
     print(markdown_table(results))
@@ -88,14 +99,16 @@ def run_ablation(dataset_dir: str | Path, ablate: Sequence[str], embedder: str =
 def summary_table(results: dict[str, list[ModeResult]]) -> str:
     """One row per ablation row, R@5 / nDCG@10 / p50 ms per dataset."""
     names = list(results)
-    header = "| row | " + " | ".join(f"{name} R@5 | nDCG@10 | p50 ms" for name in names) + " |"
-    lines = [header, "|---" * (1 + 3 * len(names)) + "|"]
+    header = "| row | " + " | ".join(f"{name} R@5 | nDCG@10 | p50 ms | ran on" for name in names) + " |"
+    lines = [header, "|---" * (1 + 4 * len(names)) + "|"]
     rows = [r.mode for r in next(iter(results.values()))]
     for row in rows:
         cells = []
         for name in names:
             metrics = next(r for r in results[name] if r.mode == row).metrics
-            cells += [f"{metrics['R@5']:.3f}", f"{metrics['nDCG@10']:.3f}", f"{metrics['p50_ms']:.1f}"]
+            ran = metrics.get("ran_on", float("nan"))
+            cells += [f"{metrics['R@5']:.3f}", f"{metrics['nDCG@10']:.3f}", f"{metrics['p50_ms']:.1f}",
+                      "-" if ran != ran else f"{ran:.0f}"]
         lines.append(f"| {row} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

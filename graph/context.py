@@ -141,7 +141,7 @@ class Context:
     category_key: str = _setting("category", "Metadata key holding the category (prefixes count: cs.AI in cs).")
     category_min_confidence: float = _setting(0.5, "Predicted categories below this confidence are not boosted.")
     technique_weight: float = _setting(
-        0.5, "RRF weight of each list a technique adds, against 1 for the hybrid list."
+        0.1, "Score-fusion weight of each list a technique adds, against 1 for the hybrid list."
     )
     retrieve_k: int = _setting(20, "Passages retrieve hands to rerank.")
     rerank: bool = _setting(True, "Dense rerank of the retrieved pool with the stored chunk vectors.")

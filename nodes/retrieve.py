@@ -69,7 +69,6 @@ def techniques_of(settings: Context) -> Techniques:
         category_key=settings.category_key,
         category_min_confidence=settings.category_min_confidence,
         added_weight=settings.technique_weight,
-        rrf_k=settings.retrieval_rrf_k,
     )
 
 

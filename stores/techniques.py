@@ -3,8 +3,9 @@
 The base list is `HybridRetriever.search` over the question and its given variants (score fusion). Techniques
 either change how the base list is made (a dense weight from the query's class) or add ranked lists: rule
 variants, an RM3 expansion, the entity field, a Query2Doc query, a HyDE vector. Added lists are fused with the
-base list by weighted reciprocal rank fusion (the base list weighs 1, each added list `added_weight`), so a
-technique can promote what the base list missed without its own scores needing to be comparable. Metadata
+base list by min-max score fusion (the base list weighs 1, each added list `added_weight`). Reciprocal rank
+fusion was measured worse here: it throws away the base list's score gaps, so even a 0.1-weighted entity list
+reordered confident top hits (hotpotqa R@5 .865 -> .850; score fusion .868). Metadata
 boosts multiply the final score of matching chunks. Query2Doc and HyDE are gated: they run only when the first
 pass is weak (its best dense cosine under `expansion_gate`) or the caller says the evaluator found it weak.
 """
@@ -18,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from stores.fusion import ranked, reciprocal_rank_fusion
+from stores.fusion import ranked, weighted_score_fusion
 from stores.metadata import CategoryPredictor, metadata_matches
 from stores.multi_query import rule_variants
 from stores.ner import query_entities
@@ -55,8 +56,7 @@ class Techniques:
     category_boost: bool = False
     category_key: str = "category"
     category_min_confidence: float = 0.5
-    added_weight: float = 0.5
-    rrf_k: int = 60
+    added_weight: float = 0.1
 
     def switched_on(self) -> list[str]:
         on = [name for name in TECHNIQUES if name != "metadata_boost" and getattr(self, name)]
@@ -225,9 +225,8 @@ def _hits_of(retriever: HybridRetriever, rows: np.ndarray, scores: np.ndarray, s
 
 
 def _fused(base: list[Hit], added: dict[str, list[Hit]], techniques: Techniques) -> list[Hit]:
-    """Weighted RRF of the base list (weight 1) and the added lists; every hit keeps all its scores."""
-    lists = [[hit.chunk.id for hit in base], *([hit.chunk.id for hit in hits] for hits in added.values())]
-    weights = [1.0] + [techniques.added_weight] * len(added)
+    """Min-max score fusion: the base list (weight 1) plus `added_weight` x each added list; every hit keeps all
+    its scores and every list that found it."""
     by_id: dict[str, Hit] = {}
     for name, hits in [("base", base), *added.items()]:
         for rank, hit in enumerate(hits, start=1):
@@ -240,12 +239,12 @@ def _fused(base: list[Hit], added: dict[str, list[Hit]], techniques: Techniques)
                 kept.sources.append(name)
     keys = sorted(by_id)
     position = {key: i for i, key in enumerate(keys)}
-    fused = reciprocal_rank_fusion([[position[c] for c in lst] for lst in lists], k=techniques.rrf_k,
-                                   weights=weights)
+    lists = [{position[hit.chunk.id]: hit.score for hit in hits} for hits in [base, *added.values()]]
+    fused = weighted_score_fusion(lists, [1.0] + [techniques.added_weight] * len(added))
     out = []
     for i in ranked(fused):
         hit = by_id[keys[i]]
-        hit.scores["technique_rrf"] = float(fused[i])
+        hit.scores["technique_fused"] = float(fused[i])
         hit.score = float(fused[i])
         out.append(hit)
     return out

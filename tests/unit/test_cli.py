@@ -92,7 +92,7 @@ def test_eval_retrieval_prints_the_table_and_writes_json(tmp_path, tiny_embedder
     printed = capsys.readouterr().out
     rows = json.loads(ablation.read_text())["datasets"]["set"]
     assert set(rows) == {"defaults", "none", "+multi_query", "+prf"}
-    assert "| +multi_query |" in printed and "nDCG@10 | p50 ms" in printed
+    assert "| +multi_query |" in printed and "nDCG@10 | p50 ms | ran on" in printed
 
 
 def test_parse_filters():
