@@ -62,6 +62,17 @@ def test_rm3_adds_a_feedback_list_with_its_terms_in_the_notes(retriever):
     assert any("rm3" in hit.sources for hit in run.hits)
 
 
+def test_entities_search_the_entity_field_only_when_the_question_names_one(retriever):
+    assert retriever.bundle.has_entities
+    named = run_techniques(retriever, "Which fortress stands in Kazan?", "en", Techniques(entities=True), k=3)
+    assert "entities" in named.applied and any(note.startswith("entities ['kazan']") for note in named.notes)
+    found = {hit.chunk.doc_id for hit in named.hits if "entities" in hit.sources}
+    assert found >= {"kazan"}
+    unnamed = run_techniques(retriever, "which fortress stands by the river?", "en", Techniques(entities=True), k=3)
+    assert unnamed.skipped["entities"] == "the question names no entity"
+    assert ids(unnamed) == ids(run_techniques(retriever, "which fortress stands by the river?", "en", Techniques(), k=3))
+
+
 def test_query_class_alpha_names_the_class_and_its_dense_weight(retriever):
     run = run_techniques(retriever, QUESTION, "en", Techniques(query_class_alpha=True), k=3)
     assert run.query_class in ("term-heavy", "semantic", "mixed")
