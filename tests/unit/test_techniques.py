@@ -68,9 +68,10 @@ def test_entities_search_the_entity_field_only_when_the_question_names_one(retri
     assert "entities" in named.applied and any(note.startswith("entities ['kazan']") for note in named.notes)
     found = {hit.chunk.doc_id for hit in named.hits if "entities" in hit.sources}
     assert found >= {"kazan"}
-    unnamed = run_techniques(retriever, "which fortress stands by the river?", "en", Techniques(entities=True), k=3)
+    question = "which fortress stands by the river?"
+    unnamed = run_techniques(retriever, question, "en", Techniques(entities=True), k=3)
     assert unnamed.skipped["entities"] == "the question names no entity"
-    assert ids(unnamed) == ids(run_techniques(retriever, "which fortress stands by the river?", "en", Techniques(), k=3))
+    assert ids(unnamed) == ids(run_techniques(retriever, question, "en", Techniques(), k=3))
 
 
 def test_query_class_alpha_names_the_class_and_its_dense_weight(retriever):
