@@ -28,8 +28,9 @@ class Dataset:
         return self.folder / "corpus.jsonl"
 
 
-def load_dataset(folder: str | Path, limit: int | None = None) -> Dataset:
-    """Read a dataset folder; `limit` keeps the first N questions (the corpus is always whole)."""
+def load_dataset(folder: str | Path, limit: int | None = None, offset: int = 0) -> Dataset:
+    """Read a dataset folder; `offset` skips the first questions and `limit` keeps N of the rest (the corpus is
+    always whole), so a calibration slice taken after the reported questions shares none with them."""
     folder = Path(folder)
     for name in ("questions.jsonl", "corpus.jsonl"):
         if not (folder / name).is_file():
@@ -44,6 +45,9 @@ def load_dataset(folder: str | Path, limit: int | None = None) -> Dataset:
                                           answers=list(row.get("answers", [])),
                                           supporting_ids=[str(s) for s in row.get("supporting_ids", [])],
                                           meta=row.get("meta", {})))
+    if offset < 0:
+        raise ValueError(f"offset must be >= 0, got {offset}")
+    questions = questions[offset:]
     if limit:
         questions = questions[:limit]
     return Dataset(name=dataset_name(folder), folder=folder, questions=questions)

@@ -54,9 +54,14 @@ class QASettings:
     chat_models: list[str] = field(default_factory=list)
     binary_cut: float = 0.0
     context_overrides: dict[str, Any] = field(default_factory=dict)
+    offset: int = 0
 
     def fingerprint(self) -> dict[str, Any]:
-        return asdict(self)
+        """The settings as a dict; `offset` only when set, so runs from before it existed still resume."""
+        settings = asdict(self)
+        if not self.offset:
+            settings.pop("offset")
+        return settings
 
 
 def expand_modes(modes: Sequence[str], chat_models: Sequence[str]) -> list[str]:
@@ -360,6 +365,25 @@ def _ratio(ours: float | None, theirs: float | None) -> str:
     return f"{ours / theirs:.2f}"
 
 
+def cpu_model() -> str | None:
+    """The CPU's marketing name from /proc/cpuinfo (Linux); None where there is none to read."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.lower().startswith(("model name", "hardware")):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def memory_gib() -> float | None:
+    """Physical memory in GiB (POSIX sysconf), None where the platform does not say."""
+    try:
+        return round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
 def environment() -> dict[str, Any]:
     """Versions and machine, so a reader can tell which run they look at."""
     versions = {}
@@ -374,24 +398,38 @@ def environment() -> dict[str, Any]:
     except (OSError, subprocess.SubprocessError):
         commit = None
     return {"python": platform.python_version(), "platform": platform.platform(),
-            "processor": platform.processor() or platform.machine(), "cpu_count": os.cpu_count(),
+            "processor": platform.processor() or platform.machine(), "cpu_model": cpu_model(),
+            "cpu_count": os.cpu_count(), "memory_gib": memory_gib(), "os": f"{platform.system()} {platform.release()}",
             "omp_num_threads": os.environ.get("OMP_NUM_THREADS"), "git_commit": commit, "packages": versions}
 
 
 def run_qa_eval(dataset_dir: str | Path, modes: Sequence[str] = ALL_MODES, limit: int | None = None,
                 out: Path | None = None, chat_models: Sequence[str] = (), embedder: str = "e5-small",
                 k: int = 5, index_root: Path | None = None, reuse_index: bool = False, fresh: bool = False,
-                plots: bool = True, semantic_threshold: float | None = None,
-                progress: bool = True) -> dict[str, dict[str, Any]]:
-    """Run the QA benchmark; writes results.jsonl, report.json, report.md and PNG plots under `out`."""
+                plots: bool = True, semantic_threshold: float | dict[str, float] | None = None,
+                progress: bool = True, offset: int = 0, context_overrides: dict[str, Any] | None = None,
+                fresh_on_index_change: bool = False) -> dict[str, dict[str, Any]]:
+    """Run the QA benchmark; writes results.jsonl, report.json, report.md and PNG plots under `out`.
+
+    `offset` skips the first questions (a calibration slice disjoint from the reported ones);
+    `context_overrides` change the graph Context of every mode (e.g. the evaluator and its thresholds) and are
+    part of the settings a rerun must match; `semantic_threshold` is one cut or a cut per answer script.
+    An index whose document or chunk count changed since the last report makes the earlier results stale:
+    refused, or discarded with `fresh_on_index_change`."""
     from bench.retrieval import dataset_index
     from bench.semantic_match import SemanticJudge
-    dataset = load_dataset(dataset_dir, limit=limit)
+    dataset = load_dataset(dataset_dir, limit=limit, offset=offset)
     out_dir = Path(out or Path("runs") / "qa") / dataset.name.replace("/", "__")
-    settings = QASettings(dataset=dataset.name, embedder=embedder, k=k, chat_models=list(chat_models))
+    settings = QASettings(dataset=dataset.name, embedder=embedder, k=k, chat_models=list(chat_models),
+                          context_overrides=dict(context_overrides or {}), offset=offset)
     check_resumable(out_dir, settings, fresh)
     bundle = cached_index(dataset, embedder, index_root) if reuse_index else \
         dataset_index(dataset, embedder, index_root, progress)
+    if index_changed(out_dir, bundle.manifest["counts"]):
+        if not fresh_on_index_change:
+            raise ValueError(f"{out_dir} holds results on an index of other size than {bundle.path} now has; "
+                             "use --fresh to start over")
+        (out_dir / "results.jsonl").unlink(missing_ok=True)
     all_modes = expand_modes(modes, chat_models)
     runners = build_runners(bundle, all_modes, settings)
     started = time.time()
@@ -403,7 +441,7 @@ def run_qa_eval(dataset_dir: str | Path, modes: Sequence[str] = ALL_MODES, limit
         "index": {"path": str(bundle.path), **bundle.manifest["counts"], "embedder": bundle.settings.embedder,
                   "reused_as_is": reuse_index},
         "settings": {**settings.fingerprint(), "modes": all_modes, "semantic_thresholds": judge.thresholds,
-                     "limit": limit},
+                     "limit": limit, "offset": offset},
         "machine": environment(),
         "wall_s_this_session": round(time.time() - started, 1),
         "modes": summary,
@@ -420,6 +458,15 @@ def run_qa_eval(dataset_dir: str | Path, modes: Sequence[str] = ALL_MODES, limit
     print(markdown)
     print(f"\nwrote {out_dir}")
     return summary
+
+
+def index_changed(out_dir: Path, counts: dict[str, int]) -> bool:
+    """True when the last report of `out_dir` was made on an index with other document / chunk counts."""
+    report = out_dir / "report.json"
+    if not report.exists() or not (out_dir / "results.jsonl").exists():
+        return False
+    earlier = json.loads(report.read_text(encoding="utf-8")).get("index", {})
+    return any(key in earlier and earlier[key] != counts.get(key) for key in ("documents", "chunks"))
 
 
 def cached_index(dataset: Dataset, embedder: str, index_root: Path | None) -> Any:

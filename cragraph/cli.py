@@ -13,7 +13,7 @@ from typing import Any
 from cragraph.agent_commands import register as register_agent_commands
 from cragraph.evaluator_commands import add_eval_evaluator, add_train_evaluator
 from cragraph.plan_commands import register as register_plan_commands
-from cragraph.qa_commands import add_eval_qa
+from cragraph.qa_commands import add_eval_qa, add_eval_qa_suite
 
 DEFAULT_INDEX = os.environ.get("CRAGRAPH_INDEX", ".cragraph/index")
 
@@ -94,6 +94,7 @@ def _parser() -> argparse.ArgumentParser:
     retrieval.set_defaults(run=_eval_retrieval)
     add_eval_evaluator(targets)
     add_eval_qa(targets)
+    add_eval_qa_suite(targets)
     return parser
 
 

@@ -1,5 +1,7 @@
-"""`cragraph eval qa`: the end-to-end QA benchmark (bench/qa.py). cragraph/cli.py wires it in with
-`add_eval_qa(targets)` on the `eval` sub-command's subparsers. Heavy imports happen only when it runs."""
+"""`cragraph eval qa` (bench/qa.py: one set) and `cragraph eval qa-suite` (bench/qa_suite.py: every set, then
+docs/qa_results.md and the README results section generated). cragraph/cli.py wires them in with
+`add_eval_qa(targets)` and `add_eval_qa_suite(targets)` on the `eval` sub-command's subparsers. Heavy imports
+happen only when a command runs."""
 
 from __future__ import annotations
 
@@ -49,3 +51,21 @@ def run_eval_qa(args: argparse.Namespace) -> int:
                 fresh=args.fresh, plots=not args.no_plots, semantic_threshold=args.semantic_threshold,
                 progress=not args.quiet)
     return 0
+
+
+def add_eval_qa_suite(targets: Any) -> argparse.ArgumentParser:
+    """Add `qa-suite` to the `eval` subparsers."""
+    from bench.qa_suite import add_suite_arguments
+
+    parser = targets.add_parser(
+        "qa-suite", help="the QA benchmark over hotpotqa, XQuAD en/ru/zh and NQ (resuming), SemMatch calibrated "
+                         "on a disjoint slice; generates docs/qa_results.md and the README results section")
+    add_suite_arguments(parser)
+    parser.set_defaults(run=run_eval_qa_suite)
+    return parser
+
+
+def run_eval_qa_suite(args: argparse.Namespace) -> int:
+    from bench.qa_suite import run_from_args
+
+    return run_from_args(args)
