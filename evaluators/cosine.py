@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,9 @@ def calibration_points(
     return cos_lo, cos_hi
 
 
+VECTOR_CACHE_SIZE = 20_000
+
+
 class CosineEvaluator(RelevanceEvaluator):
     """cosine(query vector, passage vector) from the shared embedder, mapped into [-1, 1].
 
@@ -78,6 +82,7 @@ class CosineEvaluator(RelevanceEvaluator):
         self.name = f"cosine:{embedder_name}"
         self._embedder: Any = embedder
         self._lock = threading.Lock()
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
 
     @property
     def embedder(self) -> Any:
@@ -87,9 +92,27 @@ class CosineEvaluator(RelevanceEvaluator):
 
     def cosines(self, question: str, passages: Sequence[str]) -> np.ndarray:
         """Raw cosines (embedder vectors are L2-normalized), before calibration."""
+        if not passages:
+            return np.zeros(0, dtype=np.float32)
         query = self.embedder.embed_queries([question])[0]
-        vectors = self.embedder.embed_passages(list(passages), batch_size=max(1, len(passages)))
-        return vectors @ query
+        return self.passage_vectors(passages) @ query
+
+    def passage_vectors(self, passages: Sequence[str]) -> np.ndarray:
+        """Passage vectors, the most recent VECTOR_CACHE_SIZE kept by text: refine, the answer and the highlight
+        score the same sentences of the same passages, and a server sees the same passages again and again."""
+        with self._lock:
+            missing = list(dict.fromkeys(p for p in passages if p not in self._vectors))
+        if missing:
+            fresh = self.embedder.embed_passages(missing, batch_size=max(1, len(missing)))
+            with self._lock:
+                self._vectors.update(zip(missing, fresh, strict=True))
+        with self._lock:
+            for text in passages:
+                self._vectors.move_to_end(text)
+            rows = [self._vectors[text] for text in passages]
+            while len(self._vectors) > VECTOR_CACHE_SIZE:
+                self._vectors.popitem(last=False)
+        return np.stack(rows)
 
     def _score_batch(self, question: str, passages: list[str]) -> list[float]:
         return map_cosines(self.cosines(question, passages), self.cos_lo, self.cos_hi).tolist()

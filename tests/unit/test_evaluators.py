@@ -337,3 +337,28 @@ def test_registry_rejects_unknown_specs_listing_the_forms(spec):
     with pytest.raises(ValueError) as info:
         load_evaluator(spec)
     assert all(form in str(info.value) for form in ACCEPTED_FORMS)
+
+
+def test_cosine_evaluator_embeds_each_passage_once_and_keeps_scores_identical():
+    import numpy as np
+
+    from evaluators.cosine import CosineEvaluator
+
+    class CountingEmbedder:
+        def __init__(self):
+            self.embedded: list[str] = []
+
+        def embed_queries(self, texts):
+            return np.ones((len(texts), 2), dtype=np.float32) / np.sqrt(2)
+
+        def embed_passages(self, texts, batch_size=32):
+            self.embedded += list(texts)
+            return np.array([[1.0, 0.0] if "a" in t else [0.0, 1.0] for t in texts], dtype=np.float32)
+
+    embedder = CountingEmbedder()
+    evaluator = CosineEvaluator("e5-small", embedder=embedder)
+    first = evaluator.score("q", ["alpha", "beta", "alpha"])
+    again = evaluator.score("q", ["beta", "gamma"])
+    assert embedder.embedded == ["alpha", "beta", "gamma"]
+    assert first[1] == again[0] and first[0] == first[2]
+    assert evaluator.score("q", []) == []
