@@ -266,7 +266,10 @@ def check_resumable(out_dir: Path, settings: QASettings, fresh: bool) -> None:
 def run_questions(dataset: Dataset, runners: dict[str, ModeRunner], log: ResultsLog,
                   progress: bool = True) -> list[dict[str, Any]]:
     """Answer every question with every mode not yet in the log, interleaved per question so machine noise
-    hits all modes alike; one warm-up question per mode first (models load outside the timings)."""
+    hits all modes alike; one warm-up question per mode first (models load outside the timings). Vector caches are
+    emptied before each answer, so later modes do not get the earlier modes' embeddings for free."""
+    from nodes.common import forget_vectors
+
     records = log.load()
     done = {(r["mode"], r["id"]) for r in records}
     todo = [(q, m) for q in dataset.questions for m in runners if (m, q.id) not in done]
@@ -277,6 +280,7 @@ def run_questions(dataset: Dataset, runners: dict[str, ModeRunner], log: Results
     bar = tqdm(total=len(dataset.questions) * len(runners), initial=len(dataset.questions) * len(runners)
                - len(todo), desc=f"qa {dataset.name}", unit="answer", disable=not progress)
     for question, mode in todo:
+        forget_vectors()  # no mode reuses the query or sentence vectors an earlier mode computed
         started = time.perf_counter()
         try:
             fields = runners[mode](question.question)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
@@ -61,6 +62,14 @@ def calibration_points(
 
 
 VECTOR_CACHE_SIZE = 20_000
+_INSTANCES: weakref.WeakSet[CosineEvaluator] = weakref.WeakSet()
+
+
+def forget_passage_vectors() -> None:
+    """Empty every cosine evaluator's vector cache (benchmarks: one mode must not reuse another's work)."""
+    for evaluator in list(_INSTANCES):
+        with evaluator._lock:
+            evaluator._vectors.clear()
 
 
 class CosineEvaluator(RelevanceEvaluator):
@@ -83,6 +92,7 @@ class CosineEvaluator(RelevanceEvaluator):
         self._embedder: Any = embedder
         self._lock = threading.Lock()
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        _INSTANCES.add(self)
 
     @property
     def embedder(self) -> Any:

@@ -60,6 +60,16 @@ _QUERY_VECTORS_LOCK = threading.Lock()
 _QUERY_VECTORS_MAX = 256
 
 
+def forget_vectors() -> None:
+    """Empty the per-process query and passage vector caches, so a benchmark times each mode from the same
+    start instead of letting one mode reuse the sentences another just embedded."""
+    from evaluators.cosine import forget_passage_vectors
+
+    with _QUERY_VECTORS_LOCK:
+        _QUERY_VECTORS.clear()
+    forget_passage_vectors()
+
+
 def query_vector(embedder: Embedder, text: str) -> np.ndarray:
     """The query embedding of `text`, computed once per process (several nodes need the question's)."""
     key = (id(embedder), text)
