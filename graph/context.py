@@ -134,7 +134,9 @@ class Context:
         {}, "Boost chunks whose metadata matches, e.g. {\"category\": {\"prefix\": \"cs.\"}, "
         "\"date\": {\"gte\": \"2020\"}}; same syntax as filters."
     )
-    metadata_boost_weight: float = _setting(0.3, "A matching chunk's score is multiplied by 1 + this.")
+    metadata_boost_weight: float = _setting(
+        0.3, "A chunk's score is multiplied by 1 + this for each boost spec it matches (unless the spec has a weight)."
+    )
     category_boost: bool = _setting(
         False, "Predict the question's category from the corpus' own metadata and boost it when confident."
     )

@@ -94,8 +94,7 @@ def retrieve(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]
     if run is not None:
         note = "; ".join([*run.notes, *(f"{k} skipped: {why}" for k, why in run.skipped.items())]) or None
         for name, ms in run.timings_ms.items():
-            # the base list's time is dominated by the query embedding in hybrid mode
-            PROCESS_LATENCY.record({"base": "dense" if techniques.mode != "bm25" else "bm25"}.get(name, name), ms)
+            PROCESS_LATENCY.record(name, ms)
     passages = [passage_of(hit) for hit in hits]
     update: dict[str, Any] = {"hits": passages, "strategy": strategy}
     if settings.debug:
@@ -110,19 +109,15 @@ def retrieve(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]
         techniques=run.applied if run else [],
         skipped=run.skipped if run else {},
     )
-    PROCESS_LATENCY.record("retrieve", record["duration_ms"])
     update["trace"] = [record]
     return update
 
 
 def pseudo_doc_writer(settings: Context) -> PseudoDocWriter:
-    """Query2Doc / HyDE text from the chat model; None (the technique is skipped, with the reason) on failure."""
+    """Query2Doc / HyDE text from the chat model; a failure is recorded as the technique's skip reason."""
     def write(kind: str, question: str, language: str) -> str | None:
-        try:
-            model = load_chat_model(settings.model_for(settings.expansion_model))
-            return message_text(model.invoke(expansion_messages(kind, question, language))).strip() or None
-        except Exception:  # a missing provider package or a network error: skipped, the note says so
-            return None
+        model = load_chat_model(settings.model_for(settings.expansion_model))
+        return message_text(model.invoke(expansion_messages(kind, question, language))).strip() or None
 
     return write
 

@@ -53,7 +53,7 @@ def choose_strategy(question: str, settings: Context, bundle: IndexBundle) -> di
 def recommendation(question: str, bundle: IndexBundle) -> dict[str, Any]:
     """strategy=auto's pick for the question, with a confidence, a reason and the alternatives."""
     picked = recommend(question, query_features(question, bundle.bm25))
-    mode, enable = STRATEGY_TECHNIQUES.get(picked.strategy, (None, ()))
+    mode, enable = STRATEGY_TECHNIQUES[picked.strategy]
     return {
         "name": picked.strategy,
         "reason": picked.reason,
@@ -69,13 +69,10 @@ def recommendation(question: str, bundle: IndexBundle) -> dict[str, Any]:
 
 def apply_strategy(techniques: Techniques, strategy: dict[str, Any]) -> Techniques:
     """Context's techniques plus what the strategy enables, minus what its tier does not allow."""
-    switches = {name: True for name in strategy.get("enable", []) if name in TECHNIQUES}
+    switches = {name: True for name in strategy.get("enable", [])}
     allowed = strategy.get("allowed")
     if allowed is not None:
-        switches.update({name: False for name in TECHNIQUES if name not in allowed and name != "metadata_boost"})
-        if "metadata_boost" not in allowed:
-            switches.pop("metadata_boost", None)
-            techniques = replace(techniques, metadata_boost={}, category_boost=False)
-    switches.pop("metadata_boost", None)
-    mode = strategy.get("mode") or techniques.mode
-    return replace(techniques, mode=mode, **switches)
+        switches.update({name: False for name in TECHNIQUES if name not in allowed})
+    if not switches.pop("metadata_boost", True):  # not a switch of its own: its specs are dropped instead
+        techniques = replace(techniques, metadata_boost={}, category_boost=False)
+    return replace(techniques, mode=strategy.get("mode") or techniques.mode, **switches)

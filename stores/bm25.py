@@ -251,11 +251,6 @@ class BM25Index:
         column = self._vocab.get(term)
         return None if column is None else float(self._idf[column])
 
-    def idf_of_df(self, df: float) -> float:
-        """The (unfloored) idf a term found in `df` documents would have here: for cuts such as 'rare'."""
-        n_docs = len(self)
-        return float(np.log(n_docs - df + 0.5) - np.log(df + 0.5))
-
     def term_counts(self, doc_id: int) -> dict[str, int]:
         """Term frequencies of one document, by its id (the docstore row); empty when the id is absent."""
         row = int(self._rows_of(np.asarray([doc_id], dtype=np.int64))[0])

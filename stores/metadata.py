@@ -39,29 +39,20 @@ _HIERARCHY = re.compile(r"[./>]")
 
 
 def metadata_boosts(
-    docstore: DocStore,
-    rows: Sequence[int],
+    chunks: Sequence[Chunk],
     boosts: Mapping[str, Any],
     default_weight: float = DEFAULT_BOOST_WEIGHT,
 ) -> np.ndarray:
-    """Score multipliers (>= 1 for non-negative weights) for `rows`, in order: fused * multiplier ranks
-    matching rows up. Keys are `id`, `doc_id`, `title` or any metadata key; a row without the key never
+    """Score multipliers (>= 1 for non-negative weights) for `chunks`, in order: fused * multiplier ranks
+    matching chunks up. Keys are `id`, `doc_id`, `title` or any metadata key; a chunk without the key never
     matches."""
-    multipliers = np.ones(len(rows), dtype=np.float64)
-    if not boosts or not len(rows):
-        return multipliers
+    multipliers = np.ones(len(chunks), dtype=np.float64)
     specs = [(key, *_weighted(spec, default_weight)) for key, spec in boosts.items()]
-    for i, chunk in enumerate(docstore.get([int(r) for r in rows])):
+    for i, chunk in enumerate(chunks):
         for key, spec, weight in specs:
             if matches(field_value(chunk, key), spec):
                 multipliers[i] += weight
     return multipliers
-
-
-def metadata_matches(chunk: Chunk, specs: Mapping[str, Any]) -> bool:
-    """Whether a chunk satisfies every spec (filter semantics; a weighted spec's weight is ignored here).
-    Use it where one boost weight applies to a chunk that matches the whole spec."""
-    return all(matches(field_value(chunk, key), _weighted(spec, 0.0)[0]) for key, spec in specs.items())
 
 
 def apply_boosts(scores: Sequence[float], multipliers: np.ndarray) -> np.ndarray:

@@ -80,12 +80,6 @@ def feedback_model(
     return _normalized(dict(kept))
 
 
-def expansion_query_text(weights: Mapping[str, float], limit: int | None = None) -> str:
-    """The expansion as plain text, heaviest term first (for a dense query or a log line)."""
-    ordered = sorted(weights.items(), key=lambda item: (-item[1], item[0]))
-    return " ".join(term for term, _ in ordered[:limit])
-
-
 def _feedback_term(term: str) -> bool:
     if term.isdigit() or term in ENGLISH_STOPWORDS or term in RUSSIAN_STOPWORDS:
         return False

@@ -67,8 +67,6 @@ STRATEGY_HYBRID = "hybrid"
 STRATEGY_HYBRID_EXPANSION = "hybrid+expansion"
 STRATEGY_HYBRID_ENTITIES = "hybrid+entities"
 STRATEGY_MULTIHOP = "multihop"
-STRATEGIES: tuple[str, ...] = (STRATEGY_BM25, STRATEGY_HYBRID, STRATEGY_HYBRID_EXPANSION, STRATEGY_HYBRID_ENTITIES,
-                               STRATEGY_MULTIHOP)
 
 # Priors (ms, one question, this project's 2-core CPU) used until a technique has been measured:
 #   bm25 0.1 ms at 2k chunks (data/README), a few ms at 100k -> 2; dense: e5-small query embedding ~25-30 ms

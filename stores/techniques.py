@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from stores.fusion import ranked, weighted_score_fusion
-from stores.metadata import CategoryPredictor, metadata_matches
+from stores.metadata import CategoryPredictor, apply_boosts, metadata_boosts
 from stores.multi_query import rule_variants
 from stores.ner import query_entities
 from stores.prf import rm3_expansion
@@ -30,7 +30,7 @@ from stores.types import Hit
 
 TECHNIQUES = ("entities", "multi_query", "prf", "query_class_alpha", "query2doc", "hyde", "metadata_boost")
 
-# Writes a pseudo document for ("query2doc" | "hyde", question, language); None when no model can.
+# Writes a pseudo document for ("query2doc" | "hyde", question, language); None or an exception when it cannot.
 PseudoDocWriter = Callable[[str, str, str], str | None]
 
 
@@ -74,13 +74,9 @@ class TechniqueRun:
     timings_ms: dict[str, float] = field(default_factory=dict)
     query_class: str | None = None
 
-
-class _Clock:
-    def __init__(self, run: TechniqueRun):
-        self.run = run
-
-    def time(self, name: str, started: float) -> None:
-        self.run.timings_ms[name] = round((time.perf_counter() - started) * 1000.0, 2)
+    def timed(self, name: str, started: float) -> None:
+        """Record the milliseconds since `started` under `name` (the names stores.strategy budgets with)."""
+        self.timings_ms[name] = round((time.perf_counter() - started) * 1000.0, 2)
 
 
 def run_techniques(retriever: HybridRetriever, question: str, language: str, techniques: Techniques, k: int,
@@ -88,7 +84,6 @@ def run_techniques(retriever: HybridRetriever, question: str, language: str, tec
                    write_pseudo_doc: PseudoDocWriter | None = None, weak_reason: str | None = None) -> TechniqueRun:
     """Top-k chunks for the question with the switched-on techniques; `weak_reason` opens the expansion gate."""
     run = TechniqueRun(hits=[])
-    clock = _Clock(run)
     bm25 = retriever.bundle.bm25
     pool = max(retriever.settings.pool, k)
     started = time.perf_counter()
@@ -98,31 +93,31 @@ def run_techniques(retriever: HybridRetriever, question: str, language: str, tec
         retriever = HybridRetriever(retriever.bundle, replace(retriever.settings, fusion="score", alpha=alpha))
         run.applied.append("query_class_alpha")
         run.notes.append(f"query class {run.query_class}: dense weight {alpha:.2f}")
-        clock.time("query_class_alpha", started)
+        run.timed("query_class_alpha", started)
     started = time.perf_counter()
     queries = list(dict.fromkeys([question, *variants]))
     base = retriever.search(queries, k=pool, mode=techniques.mode, filters=filters)
-    clock.time("base", started)
+    run.timed("bm25" if techniques.mode == "bm25" else "dense", started)  # the query embedding dominates hybrid
     added: dict[str, list[Hit]] = {}
     if techniques.multi_query:
-        _multi_query(retriever, question, variants, language, techniques, pool, filters, run, added, clock)
+        _multi_query(retriever, question, variants, language, techniques, pool, filters, run, added)
     if techniques.prf:
-        _rm3(retriever, question, techniques, pool, filters, run, added, clock)
+        _rm3(retriever, question, techniques, pool, filters, run, added)
     if techniques.entities:
-        _entities(retriever, question, language, pool, filters, run, added, clock)
+        _entities(retriever, question, language, pool, filters, run, added)
     if techniques.query2doc or techniques.hyde:
         _expansions(retriever, question, language, techniques, base, pool, filters, write_pseudo_doc,
-                    weak_reason, run, added, clock)
+                    weak_reason, run, added)
     hits = _fused(base, added, techniques) if added else base
     if techniques.metadata_boost or techniques.category_boost:
-        hits = _boosted(retriever, question, hits, techniques, run, clock)
+        hits = _boosted(retriever, question, hits, techniques, run)
     run.hits = hits[:k]
     return run
 
 
 def _multi_query(retriever: HybridRetriever, question: str, variants: Sequence[str], language: str,
                  techniques: Techniques, pool: int, filters: Mapping[str, Any] | None, run: TechniqueRun,
-                 added: dict[str, list[Hit]], clock: _Clock) -> None:
+                 added: dict[str, list[Hit]]) -> None:
     started = time.perf_counter()
     made = rule_variants(question, retriever.bundle.bm25, language, techniques.multi_query_max)
     known = {q.strip().lower() for q in (question, *variants)}
@@ -134,11 +129,11 @@ def _multi_query(retriever: HybridRetriever, question: str, variants: Sequence[s
         added[f"variant:{kind}:{i}"] = retriever.search(text, k=pool, mode=techniques.mode, filters=filters)
     run.applied.append("multi_query")
     run.notes.append("rule variants: " + "; ".join(f"{kind}: {text}" for text, kind in made))
-    clock.time("multi_query", started)
+    run.timed("multi_query", started)
 
 
 def _rm3(retriever: HybridRetriever, question: str, techniques: Techniques, pool: int,
-         filters: Mapping[str, Any] | None, run: TechniqueRun, added: dict[str, list[Hit]], clock: _Clock) -> None:
+         filters: Mapping[str, Any] | None, run: TechniqueRun, added: dict[str, list[Hit]]) -> None:
     started = time.perf_counter()
     bundle = retriever.bundle
     allowed = bundle.docstore.filter_rows(filters) if filters else None
@@ -156,12 +151,11 @@ def _rm3(retriever: HybridRetriever, question: str, techniques: Techniques, pool
     run.applied.append("prf")
     top = sorted(weights.items(), key=lambda item: -item[1])[: techniques.prf_terms]
     run.notes.append("RM3 terms: " + ", ".join(f"{term} {weight:.2f}" for term, weight in top))
-    clock.time("prf", started)
+    run.timed("prf", started)
 
 
 def _entities(retriever: HybridRetriever, question: str, language: str, pool: int,
-              filters: Mapping[str, Any] | None, run: TechniqueRun, added: dict[str, list[Hit]],
-              clock: _Clock) -> None:
+              filters: Mapping[str, Any] | None, run: TechniqueRun, added: dict[str, list[Hit]]) -> None:
     started = time.perf_counter()
     bundle = retriever.bundle
     if not bundle.has_entities:
@@ -179,13 +173,13 @@ def _entities(retriever: HybridRetriever, question: str, language: str, pool: in
     added["entities"] = _hits_of(retriever, rows, scores, "entities")
     run.applied.append("entities")
     run.notes.append(f"entities {names}: {len(rows)} passages")
-    clock.time("entities", started)
+    run.timed("entities", started)
 
 
 def _expansions(retriever: HybridRetriever, question: str, language: str, techniques: Techniques,
                 base: list[Hit], pool: int, filters: Mapping[str, Any] | None,
                 write_pseudo_doc: PseudoDocWriter | None, weak_reason: str | None, run: TechniqueRun,
-                added: dict[str, list[Hit]], clock: _Clock) -> None:
+                added: dict[str, list[Hit]]) -> None:
     wanted = [name for name in ("query2doc", "hyde") if getattr(techniques, name)]
     best = max((hit.scores.get("dense", -1.0) for hit in base), default=-1.0)
     reason = weak_reason or (
@@ -202,7 +196,11 @@ def _expansions(retriever: HybridRetriever, question: str, language: str, techni
         return
     for name in wanted:
         started = time.perf_counter()
-        text = write_pseudo_doc(name, question, language)
+        try:
+            text = write_pseudo_doc(name, question, language)
+        except Exception as error:  # a missing provider package, a network error: the run goes on without it
+            run.skipped[name] = f"the chat model failed: {type(error).__name__}: {str(error)[:120]}"
+            continue
         if not text or not text.strip():
             run.skipped[name] = "the chat model gave no usable pseudo document"
             continue
@@ -215,7 +213,7 @@ def _expansions(retriever: HybridRetriever, question: str, language: str, techni
             added[name] = retriever.dense_search(vector / np.linalg.norm(vector), pool, filters=filters)
         run.applied.append(name)
         run.notes.append(f"{name} ran ({reason}): {text.strip()[:120]}")
-        clock.time(name, started)
+        run.timed(name, started)
 
 
 def _hits_of(retriever: HybridRetriever, rows: np.ndarray, scores: np.ndarray, source: str) -> list[Hit]:
@@ -251,8 +249,9 @@ def _fused(base: list[Hit], added: dict[str, list[Hit]], techniques: Techniques)
 
 
 def _boosted(retriever: HybridRetriever, question: str, hits: list[Hit], techniques: Techniques,
-             run: TechniqueRun, clock: _Clock) -> list[Hit]:
-    """Scores of chunks matching the metadata boost (or the predicted category) times (1 + boost_weight)."""
+             run: TechniqueRun) -> list[Hit]:
+    """Scores of chunks matching a metadata boost spec (or the confidently predicted category) multiplied by
+    1 + the weights of the specs they match (stores.metadata)."""
     started = time.perf_counter()
     boosts = dict(techniques.metadata_boost)
     if techniques.category_boost:
@@ -261,25 +260,24 @@ def _boosted(retriever: HybridRetriever, question: str, hits: list[Hit], techniq
             run.skipped["category_boost"] = f"the corpus has no {techniques.category_key!r} metadata"
         else:
             vector = retriever.bundle.embedder.embed_queries([question])[0]
-            predicted = predictor.predict(vector)
-            if predicted and predicted[0][1] >= techniques.category_min_confidence:
-                category, confidence = predicted[0]
-                boosts.setdefault(techniques.category_key, {"prefix": category})
-                run.notes.append(f"predicted {techniques.category_key} {category} ({confidence:.2f})")
+            predicted = predictor.boosts(vector, techniques.category_min_confidence, techniques.boost_weight)
+            if predicted:
+                boosts = {**predicted, **boosts}  # a boost the caller gave for the same key wins
+                run.notes.append(f"predicted {techniques.category_key}: {predicted[techniques.category_key]}")
             else:
-                best = f"{predicted[0][0]} {predicted[0][1]:.2f}" if predicted else "none"
+                best = predictor.predict(vector, top=1)
                 run.skipped["category_boost"] = (
                     f"no category above confidence {techniques.category_min_confidence} (best: {best})"
                 )
     if not boosts:
         return hits
-    matched = 0
-    for hit in hits:
-        if metadata_matches(hit.chunk, boosts):
-            hit.score *= 1.0 + techniques.boost_weight
-            hit.scores["metadata_boost"] = techniques.boost_weight
-            matched += 1
+    multipliers = metadata_boosts([hit.chunk for hit in hits], boosts, techniques.boost_weight)
+    for hit, boosted, multiplier in zip(hits, apply_boosts([h.score for h in hits], multipliers), multipliers,
+                                        strict=True):
+        hit.score = float(boosted)
+        if multiplier != 1.0:
+            hit.scores["metadata_boost"] = float(multiplier - 1.0)
     run.applied.append("metadata_boost")
-    run.notes.append(f"metadata boost {boosts}: {matched} of {len(hits)} hits")
-    clock.time("metadata_boost", started)
+    run.notes.append(f"metadata boost {boosts}: {int((multipliers != 1.0).sum())} of {len(hits)} hits")
+    run.timed("metadata_boost", started)
     return sorted(hits, key=lambda hit: -hit.score)

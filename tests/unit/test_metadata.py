@@ -57,18 +57,18 @@ def stores(tmp_path):
 def test_a_matching_row_is_ranked_up_by_its_multiplier(stores):
     docstore, _, rows = stores
     fused = np.array([0.50, 0.46, 0.40] + [0.1] * (len(rows) - 3))
-    multipliers = metadata_boosts(docstore, rows, {"language": "ru"}, default_weight=0.2)
+    multipliers = metadata_boosts(docstore.get(rows), {"language": "ru"}, default_weight=0.2)
     assert multipliers[:3].tolist() == [1.0, 1.0, 1.2]
     boosted = apply_boosts(fused, multipliers)
     assert boosted[2] == pytest.approx(0.48) and np.argsort(-boosted)[:2].tolist() == [0, 2]
-    weighted = metadata_boosts(docstore, rows, {"language": {"value": "ru", "weight": 0.5}, "category": "cs.AI"})
+    weighted = metadata_boosts(docstore.get(rows), {"language": {"value": "ru", "weight": 0.5}, "category": "cs.AI"})
     assert weighted[:3].tolist() == pytest.approx([1.2, 1.2, 1.7])  # weights of every matching spec add up
-    assert metadata_boosts(docstore, rows, {}).tolist() == [1.0] * len(rows)
+    assert metadata_boosts(docstore.get(rows), {}).tolist() == [1.0] * len(rows)
 
 
 def test_boost_specs_use_the_filter_syntax_with_prefixes_lists_and_ranges(stores):
     docstore, _, rows = stores
-    matched = lambda boosts: [i for i, m in enumerate(metadata_boosts(docstore, rows, boosts)) if m > 1]  # noqa: E731
+    matched = lambda boosts: [i for i, m in enumerate(metadata_boosts(docstore.get(rows), boosts)) if m > 1]  # noqa: E731
     assert matched({"category": {"prefix": "cs."}}) == [0, 1, 2, 3, 4, 5]
     assert matched({"category": ["math.PR", "physics"]}) == [6, 7, 8, 9]
     assert matched({"date": {"gte": "2024-01-01", "lte": "2024-12-31"}}) == [1, 2, 4, 7, 8]
@@ -100,7 +100,7 @@ def test_predictor_finds_the_category_of_a_query_at_each_level(stores):
     assert dict(predictor.predict(unit((0.0, 0.05, 0.1, 1.0)), top=2)).keys() == {"math", "math.PR"}
     boosts = predictor.boosts(language_query, min_confidence=0.5, weight=0.3)
     assert boosts["category"]["weight"] == 0.3
-    assert [i for i, m in enumerate(metadata_boosts(docstore, rows, boosts)) if m > 1] == [3, 4, 5]
+    assert [i for i, m in enumerate(metadata_boosts(docstore.get(rows), boosts)) if m > 1] == [3, 4, 5]
     assert predictor.boosts(language_query, min_confidence=1.01) == {}
 
 

@@ -110,6 +110,14 @@ def test_a_failed_regrade_opens_the_gate_and_a_missing_model_is_reported(retriev
                            write_pseudo_doc=lambda kind, q, lang: None)
     assert "no usable pseudo document" in empty.skipped["query2doc"]
 
+    def unreachable(kind: str, question: str, language: str) -> str:
+        raise ConnectionError("no route to the provider")
+
+    failed = run_techniques(retriever, QUESTION, "en", techniques, k=3, weak_reason="graded incorrect",
+                            write_pseudo_doc=unreachable)
+    assert failed.skipped["query2doc"] == "the chat model failed: ConnectionError: no route to the provider"
+    assert ids(failed) == ids(run_techniques(retriever, QUESTION, "en", Techniques(), k=3))
+
 
 def test_metadata_boost_moves_matching_chunks_up(retriever):
     question = "Which river flows into the Caspian Sea?"
@@ -124,6 +132,24 @@ def test_metadata_boost_moves_matching_chunks_up(retriever):
 def test_category_boost_is_skipped_without_category_metadata(retriever):
     run = run_techniques(retriever, QUESTION, "en", Techniques(category_boost=True), k=3)
     assert "no 'category' metadata" in run.skipped["category_boost"]
+
+
+def test_category_boost_ranks_up_the_predicted_category(tmp_path, tiny_embedder_dir):
+    from stores.bundle import IndexBundle
+    from tests.graph_fixtures import DOCS
+
+    docs = [{**doc, "category": "geo.rivers" if doc["id"] in ("volga", "thames") else "science"} for doc in DOCS]
+    docs += [{"id": f"town{i}", "title": f"Town {i}", "text": f"Town {i} lies on a river.", "category": "geo.towns"}
+             for i in range(3)]
+    bundle = IndexBundle.open(build_tiny_index(tmp_path, tiny_embedder_dir, docs))
+    retriever = HybridRetriever(bundle)
+    question = "Thames"
+    techniques = Techniques(category_boost=True, category_min_confidence=0.0, boost_weight=100.0)
+    run = run_techniques(retriever, question, "en", techniques, k=9)
+    assert "metadata_boost" in run.applied and run.notes[0].startswith("predicted category:")
+    boosted = [hit for hit in run.hits if "metadata_boost" in hit.scores]
+    assert boosted and run.hits[: len(boosted)] == boosted  # every boosted hit outranks every other
+    bundle.close()
 
 
 def test_the_retrieve_node_traces_techniques_and_returns_the_strategy(index):
