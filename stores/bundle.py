@@ -262,7 +262,8 @@ def _ingest(stores: _Stores, docs: Sequence[Document], settings: IndexSettings, 
     report.documents_added = len(fresh) - len(replaced)
 
     def embed(sentences: list[str]):
-        return embedder.embed_passages(sentences, batch_size=64)
+        # Through the cache, so re-chunking a corpus (a rebuild, a changed chunk setting) embeds nothing twice.
+        return embed_passages_cached(embedder, sentences, progress=False)
 
     chunks = chunk_documents(fresh, embed, progress=progress, min_chars=settings.min_chars,
                              max_chars=settings.max_chars, merge_threshold=settings.merge_threshold,

@@ -169,3 +169,27 @@ def test_every_fusion_ranks_a_doc_found_by_both_lists_first(built):
         hits = HybridRetriever(bundle, RetrievalSettings(fusion=fusion)).search("Radium Institute Paris", k=3)
         assert hits[0].chunk.doc_id == "curie", fusion
         assert set(hits[0].sources) == {"bm25:0", "dense:0"}
+
+
+def test_rebuilding_a_corpus_embeds_no_sentence_twice(tmp_path, tiny_embedder_dir, monkeypatch):
+    """Semantic chunking embeds every sentence of a long document; those vectors go through the embedding cache,
+    so a second build of the same text (another folder, new chunk settings) asks the model for nothing new."""
+    from models.embedder import Embedder
+
+    sentences = [f"Sentence number {i} talks about river {i % 7} and its bridges in some detail."
+                 for i in range(40)]
+    corpus = _write_corpus(tmp_path / "docs", [{"id": "long", "title": "Long", "text": " ".join(sentences)}])
+    settings = IndexSettings(embedder=str(tiny_embedder_dir))
+    IndexBundle.build(tmp_path / "first", [corpus], settings, progress=False)
+
+    embedded: list[str] = []
+    original = Embedder.embed_passages
+
+    def counting(self, texts, *args, **kwargs):
+        embedded.extend(texts)
+        return original(self, texts, *args, **kwargs)
+
+    monkeypatch.setattr(Embedder, "embed_passages", counting)
+    bundle, _ = IndexBundle.build(tmp_path / "second", [corpus], settings, progress=False)
+    assert bundle.manifest["counts"]["chunks"] > 1
+    assert not [text for text in embedded if "river" in text]
