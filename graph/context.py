@@ -104,17 +104,21 @@ class Context:
         False, "Search the index's entity field with the question's entities (only when it names some)."
     )
     multi_query: bool = _setting(
-        False, "Rule-based variants (corpus-vocabulary synonyms, spelling fixes, keywords) fused by RRF."
+        False, "Rule-based variants (corpus-vocabulary synonyms, spelling fixes, keywords), each searched and fused in "
+        "with technique_weight."
     )
     multi_query_max: int = _setting(3, "Most rule-based variants.")
-    prf: bool = _setting(False, "RM3 pseudo-relevance feedback: expansion terms from a BM25 first pass.")
+    prf: bool = _setting(
+        False, "RM3 pseudo-relevance feedback: expansion terms from a BM25 first pass (measured: small gain on "
+        "SciFact, a loss on HotpotQA)."
+    )
     prf_docs: int = _setting(5, "Top first-pass passages RM3 takes terms from.")
     prf_terms: int = _setting(10, "RM3 expansion terms.")
     prf_original_weight: float = _setting(0.5, "RM3 interpolation weight of the original query terms.")
     query_class_alpha: bool = _setting(
         False,
         "Dense weight from the query's class (term-heavy / semantic / mixed, from cheap features) instead of "
-        "retrieval_fusion's rule.",
+        "retrieval_fusion's rule. Measured: +.022 R@5 on SciFact, -.007 on HotpotQA."
     )
     class_alphas: dict[str, float] = _setting(
         {}, "Dense weight per query class (term-heavy, semantic, mixed); empty = the measured defaults."
