@@ -206,7 +206,7 @@ def recommend(query: str, features: QueryFeatures) -> Recommendation:
     if names >= 2 and names >= features.n_terms / 3:
         proposals.append((STRATEGY_HYBRID_ENTITIES, 0.65, f"{names} names in the query: entity variants"))
     hybrid_confidence = {"semantic": 0.8, "mixed": 0.6, "term-heavy": 0.55}[cls]
-    hybrid = (STRATEGY_HYBRID, hybrid_confidence, f"{cls} query: BM25 + dense, dynamic score fusion")
+    hybrid = (STRATEGY_HYBRID, hybrid_confidence, f"{cls} query: BM25 + dense, fused as retrieval_fusion says")
     best = proposals[0] if proposals else hybrid
     alternatives = [p for p in proposals[1:]]
     if best[0] != STRATEGY_HYBRID:
