@@ -16,7 +16,7 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
 from graph.context import Context
-from nodes.common import bundle_of, evaluator_of, language_of, settings_of
+from nodes.common import bundle_of, evaluator_of, language_of, settings_of, titled
 from nodes.llm import ask_structured
 from nodes.refine import strip_spans
 from nodes.trace import StageTimer
@@ -92,7 +92,7 @@ def scored_sentences(question: str, context: list[dict[str, Any]], settings: Con
                 unscored.append((n, passage.get("title") or "", passage["text"][start:end]))
     if unscored:
         evaluator = evaluator_of(settings, bundle_of(settings))
-        scores = evaluator.score(question, [f"{t}. {s}" if t else s for _, t, s in unscored])
+        scores = evaluator.score(question, [titled(t, s) for _, t, s in unscored])
         sentences += [
             {"n": n, "sentence": s, "score": float(score)}
             for (n, _, s), score in zip(unscored, scores, strict=True)

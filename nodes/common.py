@@ -105,7 +105,11 @@ def passage_of(hit: Hit) -> dict[str, Any]:
 
 def passage_text(passage: dict[str, Any]) -> str:
     """What the embedder and evaluators see: title + ". " + text, as at index time."""
-    title, text = passage.get("title") or "", passage.get("text") or ""
+    return titled(passage.get("title") or "", passage.get("text") or "")
+
+
+def titled(title: str, text: str) -> str:
+    """A text (a passage, a strip of one) as scored: its passage's title + ". " + the text, as at index time."""
     return f"{title}. {text}" if title else text
 
 

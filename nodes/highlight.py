@@ -26,7 +26,7 @@ from langgraph.runtime import Runtime
 
 from graph.context import Context
 from nodes.answer import scored_sentences
-from nodes.common import bundle_of, evaluator_of, settings_of
+from nodes.common import bundle_of, evaluator_of, settings_of, titled
 from nodes.select import facet_texts
 from nodes.trace import StageTimer
 
@@ -106,9 +106,9 @@ def add_facet_scores(
     if not units:
         return
     evaluator = evaluator_of(settings, bundle_of(settings))
-    titled = [_titled(context[u["n"] - 1].get("title") or "", u["text"]) for u in units]
+    texts = [titled(context[u["n"] - 1].get("title") or "", u["text"]) for u in units]
     for facet in facets:
-        for unit, score in zip(units, evaluator.score(facet, titled), strict=True):
+        for unit, score in zip(units, evaluator.score(facet, texts), strict=True):
             unit["score"] = max(unit["score"], float(score))
 
 
@@ -169,7 +169,3 @@ def _best_unit(units: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
 
 def _public(unit: dict[str, Any]) -> dict[str, Any]:
     return {"text": unit["text"], "score": round(unit["score"], 4), "start": unit["start"], "end": unit["end"]}
-
-
-def _titled(title: str, text: str) -> str:
-    return f"{title}. {text}" if title else text

@@ -14,7 +14,7 @@ from langgraph.runtime import Runtime
 
 from evaluators.base import RelevanceEvaluator
 from graph.context import Context
-from nodes.common import bundle_of, evaluator_of, language_of, settings_of
+from nodes.common import bundle_of, evaluator_of, language_of, settings_of, titled
 from nodes.trace import StageTimer
 from stores.text import sentence_spans
 
@@ -78,7 +78,7 @@ def refine_passages(
             passage["text"], language, settings.strip_min_chars, settings.strip_max_chars
         ):
             pieces.append((index, start, end))
-    texts = [_titled(passages[i].get("title", ""), passages[i]["text"][s:e]) for i, s, e in pieces]
+    texts = [titled(passages[i].get("title", ""), passages[i]["text"][s:e]) for i, s, e in pieces]
     scores = evaluator.score(question, texts) if texts else []
     by_passage: dict[int, list[dict[str, Any]]] = {}
     for (index, start, end), score in zip(pieces, scores, strict=True):
@@ -112,7 +112,3 @@ def refine_passages(
         "scores": [float(s) for s in scores],
     }
     return knowledge, stats
-
-
-def _titled(title: str, text: str) -> str:
-    return f"{title}. {text}" if title else text

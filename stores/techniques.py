@@ -149,7 +149,7 @@ def _rm3(retriever: HybridRetriever, question: str, techniques: Techniques, pool
     rows, scores = bundle.bm25.search_weighted(weights, pool, allowed=allowed)
     added["rm3"] = _hits_of(retriever, rows, scores, "rm3")
     run.applied.append("prf")
-    top = sorted(weights.items(), key=lambda item: -item[1])[: techniques.prf_terms]
+    top = list(weights.items())[: techniques.prf_terms]  # rm3_expansion returns them heaviest first
     run.notes.append("RM3 terms: " + ", ".join(f"{term} {weight:.2f}" for term, weight in top))
     run.timed("prf", started)
 
@@ -197,22 +197,21 @@ def _expansions(retriever: HybridRetriever, question: str, language: str, techni
     for name in wanted:
         started = time.perf_counter()
         try:
-            text = write_pseudo_doc(name, question, language)
+            text = (write_pseudo_doc(name, question, language) or "").strip()
         except Exception as error:  # a missing provider package, a network error: the run goes on without it
             run.skipped[name] = f"the chat model failed: {type(error).__name__}: {str(error)[:120]}"
             continue
-        if not text or not text.strip():
+        if not text:
             run.skipped[name] = "the chat model gave no usable pseudo document"
             continue
         if name == "query2doc":
-            added[name] = retriever.search(f"{question} {text.strip()}", k=pool, mode=techniques.mode,
-                                           filters=filters)
+            added[name] = retriever.search(f"{question} {text}", k=pool, mode=techniques.mode, filters=filters)
         else:
             embedder = retriever.bundle.embedder
-            vector = embedder.embed_queries([question])[0] + embedder.embed_passages([text.strip()])[0]
+            vector = embedder.embed_queries([question])[0] + embedder.embed_passages([text])[0]
             added[name] = retriever.dense_search(vector / np.linalg.norm(vector), pool, filters=filters)
         run.applied.append(name)
-        run.notes.append(f"{name} ran ({reason}): {text.strip()[:120]}")
+        run.notes.append(f"{name} ran ({reason}): {text[:120]}")
         run.timed(name, started)
 
 
