@@ -1,3 +1,3 @@
-from cragraph.cli import main
+from cragraph.cli.main import main
 
 raise SystemExit(main())

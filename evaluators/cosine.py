@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from evaluators.base import RelevanceEvaluator, lazy_embedder
+from stores.types import titled
 
 # (cos_lo, cos_hi) per embedder, measured as the module docstring says on hotpotqa_migres200 (200 questions,
 # dense top-10 each over the 1,971-passage corpus, passage = title + ". " + text):
@@ -38,7 +39,7 @@ UNCALIBRATED = (0.0, 1.0)
 
 def default_calibration(embedder_name: str) -> tuple[float, float]:
     """The measured (cos_lo, cos_hi) for an embedder name or any of its aliases."""
-    from models.embedder import canonical_name
+    from cragraph.models.embedder import canonical_name
 
     return CALIBRATION.get(canonical_name(embedder_name), UNCALIBRATED)
 
@@ -130,7 +131,7 @@ class CosineEvaluator(RelevanceEvaluator):
 
 def measure_on_dataset(data_dir: Path, embedder_name: str, top_k: int = 10) -> dict[str, Any]:
     """Gold vs non-gold cosines among each question's dense top_k over the set's corpus."""
-    from models.embedder import load_embedder
+    from cragraph.models.embedder import load_embedder
 
     def read(name: str) -> list[dict]:
         with open(data_dir / name, encoding="utf-8") as handle:
@@ -138,7 +139,7 @@ def measure_on_dataset(data_dir: Path, embedder_name: str, top_k: int = 10) -> d
 
     corpus, questions = read("corpus.jsonl"), read("questions.jsonl")
     embedder = load_embedder(embedder_name)
-    passages = [f"{c['title']}. {c['text']}" if c.get("title") else c["text"] for c in corpus]
+    passages = [titled(c.get("title") or "", c["text"]) for c in corpus]
     passage_vecs = embedder.embed_passages(passages, batch_size=32, progress=True)
     query_vecs = embedder.embed_queries([q["question"] for q in questions], batch_size=32)
     ids = np.array([c["id"] for c in corpus])

@@ -61,11 +61,11 @@ def _build(spec: str) -> RelevanceEvaluator:
         from evaluators.llm_grader import LLMGraderEvaluator
 
         if target.lower() in ("embedded", "smollm2"):
-            from models.chat import EmbeddedChatModel
+            from cragraph.models.chat import EmbeddedChatModel
 
             model = EmbeddedChatModel(max_new_tokens=EMBEDDED_GRADER_MAX_NEW_TOKENS)
             return LLMGraderEvaluator(model, name=f"llm:{target}")
-        from models.chat import load_chat_model
+        from cragraph.models.chat import load_chat_model
 
         return LLMGraderEvaluator(load_chat_model(target), name=f"llm:{target}", max_concurrency=4)
     raise ValueError(f"unknown evaluator spec {spec!r}; accepted forms: {', '.join(ACCEPTED_FORMS)}")

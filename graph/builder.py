@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from graph.context import Context
+from cragraph.context import Context
+from cragraph.state import InputState, OutputState, State
 from graph.multihop import multihop_graph
 from graph.routes import route_after_grade, route_after_web, route_question
-from graph.state import InputState, OutputState, State
 from nodes.answer import answer
 from nodes.grade import grade
 from nodes.highlight import highlight

@@ -24,13 +24,13 @@ from typing import Annotated, Any, NotRequired, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from graph.context import Context
-from nodes.decompose import decompose
-from nodes.plan_compile import plan_compile
-from nodes.plan_execute import plan_execute
-from nodes.plan_settings import MultihopSettings
-from nodes.plan_translate import plan_translate
-from nodes.plan_validate import plan_validate, route_after_validate
+from cragraph.context import Context
+from cragraph.planning.settings import MultihopSettings
+from nodes.multihop.compile import plan_compile
+from nodes.multihop.decompose import decompose
+from nodes.multihop.execute import plan_execute
+from nodes.multihop.translate import plan_translate
+from nodes.multihop.validate import plan_validate, route_after_validate
 
 __all__ = ["MultihopSettings", "MultihopState", "build_multihop_graph", "multihop_graph"]
 

@@ -13,25 +13,22 @@ import re
 from typing import Any
 
 from langgraph.runtime import Runtime
-from pydantic import BaseModel, Field
 
-from graph.context import Context
-from nodes.common import bundle_of, evaluator_of, language_of, settings_of, titled
-from nodes.llm import ask_structured
-from nodes.refine import strip_spans
-from nodes.trace import StageTimer
-from prompts.answer import answer_messages
+from cragraph.context import Context
+from cragraph.knowledge.evidence import citations, evidence_records, renumber, scored_sentences
+from cragraph.knowledge.strips import StripSettings
+from cragraph.models.structured import ask_structured
+from cragraph.settings import section
+from cragraph.state import StageTimer
+from evaluators.base import RelevanceEvaluator
+from nodes._runtime import bundle_of, evaluator_of, settings_of
+from prompts.answer import AnswerReply, answer_messages
 from prompts.languages import abstention
+from stores.text import language_of
 
 _MARKER = re.compile(r"\[(\d{1,3})\]")
 _SPACES = re.compile(r"\s+")
 
-
-class AnswerReply(BaseModel):
-    answerable: bool
-    answer: str = ""
-    citations: list[int] = Field(default_factory=list)
-    evidence: list[str] = Field(default_factory=list)
 
 
 def answer(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
@@ -42,7 +39,10 @@ def answer(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
     if not context:
         why = "no context survived grading and selection" + _web_reason(state)
         return _abstain(timer, language, why)
-    sentences = scored_sentences(state["question"], context, settings)
+    def evaluator() -> RelevanceEvaluator:
+        return evaluator_of(settings, bundle_of(settings))
+
+    sentences = scored_sentences(state["question"], context, evaluator, section(StripSettings, settings, "strip_"))
     best = max((s["score"] for s in sentences), default=-1.0)
     if best < settings.answer_min_score:
         return _abstain(
@@ -68,36 +68,11 @@ def answer(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
             }
     top = sorted(sentences, key=lambda s: -s["score"])[: max(1, settings.answer_sentences)]
     top = [s for s in top if s["score"] >= settings.answer_min_score]
-    numbers = _renumber([s["n"] for s in top])
+    numbers = renumber([s["n"] for s in top])
     text = " ".join(f"{' '.join(s['sentence'].split())} [{numbers[s['n']]}]" for s in top)
-    update = _answered(text, context, numbers, _evidence(top, numbers), language)
+    update = _answered(text, context, numbers, evidence_records(top, numbers), language)
     counts = {"context": len(context), "sentences": len(sentences), "citations": len(update["citations"])}
     return {**update, "trace": [timer.record("extractive answer", counts, [s["score"] for s in top], note)]}
-
-
-def scored_sentences(question: str, context: list[dict[str, Any]], settings: Context) -> list[dict[str, Any]]:
-    """Every strip of the context with its relevance score and the (1-based) context number n it is from."""
-    sentences: list[dict[str, Any]] = []
-    unscored: list[tuple[int, str, str]] = []
-    for n, passage in enumerate(context, start=1):
-        if passage.get("strips"):
-            sentences += [
-                {"n": n, "sentence": s["text"], "score": float(s["score"])} for s in passage["strips"]
-            ]
-        else:
-            language = passage.get("language") or language_of(passage["text"])
-            for start, end in strip_spans(
-                passage["text"], language, settings.strip_min_chars, settings.strip_max_chars
-            ):
-                unscored.append((n, passage.get("title") or "", passage["text"][start:end]))
-    if unscored:
-        evaluator = evaluator_of(settings, bundle_of(settings))
-        scores = evaluator.score(question, [titled(t, s) for _, t, s in unscored])
-        sentences += [
-            {"n": n, "sentence": s, "score": float(score)}
-            for (n, _, s), score in zip(unscored, scores, strict=True)
-        ]
-    return sentences
 
 
 def llm_answer(
@@ -131,7 +106,7 @@ def llm_answer(
             None,
             f"LLM answer has no valid citation (cited {cited} of {len(context)}); extractive answer used",
         )
-    numbers = _renumber(cited)
+    numbers = renumber(cited)
     text = _MARKER.sub(lambda m: f"[{numbers.get(int(m.group(1)), int(m.group(1)))}]", reply.answer.strip())
     evidence = []
     for claimed in reply.evidence:
@@ -154,42 +129,16 @@ def llm_answer(
         )
     if not evidence:
         best = sorted((s for s in sentences if s["n"] in numbers), key=lambda s: -s["score"])[:2]
-        evidence = _evidence(best, numbers)
+        evidence = evidence_records(best, numbers)
     update = _answered(text, context, numbers, evidence, language)
     counts = {"context": len(context), "citations": len(update["citations"])}
     return {**update, "decision": "LLM answer", "counts": counts}, note
 
 
-def _evidence(sentences: list[dict[str, Any]], numbers: dict[int, int]) -> list[dict[str, Any]]:
-    """Scored context sentences as evidence records under their citation numbers."""
-    return [{"n": numbers[s["n"]], "sentence": s["sentence"], "score": round(s["score"], 4)} for s in sentences]
-
-
 def _answered(text: str, context: list[dict[str, Any]], numbers: dict[int, int],
               evidence: list[dict[str, Any]], language: str) -> dict[str, Any]:
-    return {"answer": text, "citations": _citations(context, numbers), "evidence": evidence,
+    return {"answer": text, "citations": citations(context, numbers), "evidence": evidence,
             "abstained": False, "language": language}
-
-
-def _renumber(context_numbers: list[int]) -> dict[int, int]:
-    """Context number -> citation number, in order of first use, so citations read [1], [2], ..."""
-    order = list(dict.fromkeys(context_numbers))
-    return {n: i for i, n in enumerate(order, start=1)}
-
-
-def _citations(context: list[dict[str, Any]], numbers: dict[int, int]) -> list[dict[str, Any]]:
-    cited = sorted(numbers.items(), key=lambda item: item[1])
-    return [
-        {
-            "n": citation,
-            "id": context[n - 1]["id"],
-            "title": context[n - 1].get("title") or "",
-            "source": context[n - 1].get("source", "index"),
-            "url": context[n - 1].get("url"),
-            "doc_id": context[n - 1].get("doc_id"),
-        }
-        for n, citation in cited
-    ]
 
 
 def _normalized(text: str) -> str:

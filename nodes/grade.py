@@ -11,13 +11,15 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from cragraph.context import Context
+from cragraph.knowledge.passages import passage_text
+from cragraph.knowledge.vectors import stored_cosines
+from cragraph.models.embedder import canonical_name
+from cragraph.state import StageTimer
 from evaluators.base import grade as crag_grade
 from evaluators.cosine import CosineEvaluator, map_cosines
 from evaluators.thresholds import load_thresholds
-from graph.context import Context
-from models.embedder import canonical_name
-from nodes.common import bundle_of, evaluator_of, passage_text, settings_of, stored_cosines
-from nodes.trace import StageTimer
+from nodes._runtime import bundle_of, evaluator_of, settings_of
 
 
 def grade(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:

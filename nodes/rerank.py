@@ -12,11 +12,13 @@ from typing import Any
 import numpy as np
 from langgraph.runtime import Runtime
 
+from cragraph.context import Context
+from cragraph.knowledge.passages import passage_text
+from cragraph.knowledge.vectors import stored_cosines
+from cragraph.retrieval.strategy import LATENCY_STATS
+from cragraph.state import StageTimer
 from evaluators.registry import load_evaluator
-from graph.context import Context
-from nodes.common import bundle_of, passage_text, settings_of, stored_cosines
-from nodes.strategy import PROCESS_LATENCY
-from nodes.trace import StageTimer
+from nodes._runtime import bundle_of, settings_of
 
 
 def rerank(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
@@ -49,7 +51,7 @@ def rerank(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
     scores = [p.get("rerank_score", p["score"]) for p in kept]
     record = timer.record(decision, {"pool": len(state.get("hits", [])), "kept": len(kept)}, scores, note)
     if settings.rerank and allowed:
-        PROCESS_LATENCY.record("rerank", record["duration_ms"])
+        LATENCY_STATS.record("rerank", record["duration_ms"])
     update["trace"] = [record]
     return update
 

@@ -1,86 +1,39 @@
 """retrieve: hybrid BM25 + dense search over the query and its variants, plus the switched-on techniques.
 
 The techniques (entities, rule variants, RM3, query-class alpha, gated Query2Doc / HyDE, metadata boosts) run
-in stores/techniques.py; which of them may run is capped by the strategy (nodes/strategy.py: a latency budget
-or strategy=auto). The trace says what ran, what was skipped and why; the output carries the strategy.
+in cragraph.retrieval.techniques; which of them may run is capped by the strategy (cragraph.retrieval.strategy:
+a latency budget or strategy=auto). The trace says what ran, what was skipped and why; the output carries the strategy.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, fields
 from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.context import Context
-from models.chat import load_chat_model, message_text
-from nodes.common import bundle_of, passage_of, settings_of
-from nodes.strategy import PROCESS_LATENCY, apply_strategy, choose_strategy
-from nodes.trace import StageTimer
+from cragraph.context import Context
+from cragraph.knowledge.passages import passage_of
+from cragraph.models.chat import load_chat_model, message_text
+from cragraph.retrieval.retriever import HybridRetriever, QueryError, RetrievalSettings
+from cragraph.retrieval.strategy import LATENCY_STATS, apply_strategy, choose_strategy
+from cragraph.retrieval.techniques import PseudoDocWriter, Techniques, run_techniques
+from cragraph.settings import section
+from cragraph.state import StageTimer
+from nodes._runtime import bundle_of, settings_of
 from prompts.expansion import expansion_messages
-from stores.retriever import HybridRetriever, QueryError, RetrievalSettings
-from stores.techniques import PseudoDocWriter, Techniques, run_techniques
-
-
-def retrieval_settings(settings: Context) -> RetrievalSettings:
-    """RetrievalSettings from Context's `retrieval_<name>` fields plus `retrieval_extra`; others default."""
-    known = {f.name for f in fields(RetrievalSettings)}
-    values = {
-        name: getattr(settings, f"retrieval_{name}")
-        for name in known
-        if hasattr(settings, f"retrieval_{name}")
-    }
-    unknown = set(settings.retrieval_extra) - known
-    if unknown:
-        raise ValueError(
-            f"retrieval_extra names unknown RetrievalSettings fields: {', '.join(sorted(unknown))}"
-        )
-    return RetrievalSettings(**{**values, **settings.retrieval_extra})
-
-
-def retrieval_context_fields(settings: RetrievalSettings) -> dict[str, Any]:
-    """The inverse of `retrieval_settings`: Context keyword arguments that reproduce `settings` exactly."""
-    context_fields = {f.name for f in fields(Context)}
-    values = asdict(settings)
-    own = {f"retrieval_{k}": v for k, v in values.items() if f"retrieval_{k}" in context_fields}
-    extra = {k: v for k, v in values.items() if f"retrieval_{k}" not in context_fields}
-    return {**own, "retrieval_extra": extra}
-
-
-def techniques_of(settings: Context) -> Techniques:
-    """The Techniques switched on in Context (before a latency budget or strategy=auto adjusts them)."""
-    return Techniques(
-        mode=settings.retrieval_mode,
-        entities=settings.entity_retrieval,
-        multi_query=settings.multi_query,
-        multi_query_max=settings.multi_query_max,
-        prf=settings.prf,
-        prf_docs=settings.prf_docs,
-        prf_terms=settings.prf_terms,
-        prf_original_weight=settings.prf_original_weight,
-        query_class_alpha=settings.query_class_alpha,
-        class_alphas=dict(settings.class_alphas),
-        query2doc=settings.query2doc,
-        hyde=settings.hyde,
-        expansion_gate=settings.expansion_gate,
-        metadata_boost=dict(settings.metadata_boost),
-        boost_weight=settings.metadata_boost_weight,
-        category_boost=settings.category_boost,
-        category_key=settings.category_key,
-        category_min_confidence=settings.category_min_confidence,
-        added_weight=settings.technique_weight,
-    )
 
 
 def retrieve(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("retrieve")
     settings = settings_of(runtime)
     bundle = bundle_of(settings)
-    retriever = HybridRetriever(bundle, retrieval_settings(settings))
     query = state.get("query") or state["question"]
     language = state.get("language") or "en"
-    strategy = state.get("strategy") or choose_strategy(query, settings, bundle)
-    techniques = apply_strategy(techniques_of(settings), strategy)
+    strategy = state.get("strategy") or choose_strategy(query, bundle.bm25, settings.strategy,
+                                                        settings.latency_budget_ms)
+    mode = {"mode": strategy["mode"]} if strategy.get("mode") else {}
+    retriever = HybridRetriever(bundle, section(RetrievalSettings, settings, "retrieval_", **mode))
+    techniques = apply_strategy(section(Techniques, settings), strategy)
     round_ = state.get("retrieval_round", 0)
     weak = f"graded {state.get('verdict')} in round {round_ - 1}" if round_ > 0 else None
     note = None
@@ -94,7 +47,7 @@ def retrieve(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]
     if run is not None:
         note = "; ".join([*run.notes, *(f"{k} skipped: {why}" for k, why in run.skipped.items())]) or None
         for name, ms in run.timings_ms.items():
-            PROCESS_LATENCY.record(name, ms)
+            LATENCY_STATS.record(name, ms)
     passages = [passage_of(hit) for hit in hits]
     update: dict[str, Any] = {"hits": passages, "strategy": strategy}
     if settings.debug:

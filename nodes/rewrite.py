@@ -11,13 +11,14 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.context import Context
-from nodes.common import language_of, passage_text, settings_of
-from nodes.llm import ask_structured
-from nodes.trace import StageTimer
-from nodes.understand import Rewrites
-from prompts.rewrite import rewrite_messages
-from stores.multi_query import content_words, keyword_form
+from cragraph.context import Context
+from cragraph.knowledge.passages import passage_text
+from cragraph.models.structured import ask_structured
+from cragraph.retrieval.multi_query import content_words, keyword_form
+from cragraph.state import StageTimer
+from nodes._runtime import settings_of
+from prompts.rewrite import Rewrites, rewrite_messages
+from stores.text import language_of
 
 
 def rewrite(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:

@@ -7,28 +7,21 @@ wrong passages). Pseudo-relevance-feedback terms are added by retrieve, which ha
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from langgraph.runtime import Runtime
-from pydantic import BaseModel, Field
 
-from graph.context import Context
-from nodes.common import bundle_of, language_of, query_vector, settings_of
-from nodes.llm import ask_structured
-from nodes.strategy import choose_strategy
-from nodes.trace import StageTimer
-from prompts.rewrite import rewrite_messages
-from prompts.route import route_messages
-from stores.multi_query import keyword_form
-
-
-class Rewrites(BaseModel):
-    queries: list[str] = Field(min_length=1, max_length=10)
-
-
-class RouteChoice(BaseModel):
-    route: Literal["single", "multihop"]
+from cragraph.context import Context
+from cragraph.knowledge.vectors import query_vector
+from cragraph.models.structured import ask_structured
+from cragraph.retrieval.multi_query import keyword_form
+from cragraph.retrieval.strategy import choose_strategy
+from cragraph.state import StageTimer
+from nodes._runtime import bundle_of, settings_of
+from prompts.rewrite import Rewrites, rewrite_messages
+from prompts.route import RouteChoice, route_messages
+from stores.text import language_of
 
 
 def understand(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
@@ -38,7 +31,7 @@ def understand(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, An
     if not question:
         raise ValueError("the question is empty")
     language = language_of(question)
-    strategy = choose_strategy(question, settings, bundle_of(settings))
+    strategy = choose_strategy(question, bundle_of(settings).bm25, settings.strategy, settings.latency_budget_ms)
     if state.get("recommend_only"):
         decision = f"recommend {strategy['name']} ({strategy['confidence']:.2f})"
         counts = {"alternatives": len(strategy["alternatives"])}
@@ -112,6 +105,6 @@ def choose_route(question: str, multihop: str = "auto") -> str:
         raise ValueError(f"Context.multihop must be auto, always or never, not {multihop!r}")
     if multihop != "auto":
         return "multihop" if multihop == "always" else "single"
-    from stores.plan_rules import rule_decomposition
+    from cragraph.planning.rules import rule_decomposition
 
     return "multihop" if rule_decomposition(question) is not None else "single"

@@ -9,20 +9,18 @@ from __future__ import annotations
 from typing import Any
 
 from langgraph.runtime import Runtime
-from pydantic import BaseModel, Field
 
-from graph.context import Context
-from nodes.common import bundle_of, evaluator_of, language_of, settings_of
-from nodes.llm import ask_structured
-from nodes.refine import refine_passages
-from nodes.trace import StageTimer
-from prompts.web_query import web_query_messages
-from stores.multi_query import keyword_form
-from stores.web import WebResult, WebSearchClient, WebSearchError
-
-
-class WebQuery(BaseModel):
-    query: str = Field(min_length=2, max_length=300)
+from cragraph.context import Context
+from cragraph.knowledge.passages import web_passage
+from cragraph.knowledge.strips import StripSettings, refine_passages
+from cragraph.models.structured import ask_structured
+from cragraph.retrieval.multi_query import keyword_form
+from cragraph.retrieval.web import WebSearchClient, WebSearchError
+from cragraph.settings import section
+from cragraph.state import StageTimer
+from nodes._runtime import bundle_of, evaluator_of, settings_of
+from prompts.web_query import WebQuery, web_query_messages
+from stores.text import language_of
 
 
 def web_search(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
@@ -42,7 +40,9 @@ def web_search(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, An
         return _without_web(timer, f"failed:{error.kind}", f"web search failed ({error}); query {query!r}")
     passages = [web_passage(r) for r in results[: settings.web_max_results]]
     evaluator = evaluator_of(settings, bundle_of(settings))
-    knowledge, stats = refine_passages(state["question"], passages, evaluator, settings)
+    knowledge, stats = refine_passages(
+        state["question"], passages, evaluator, section(StripSettings, settings, "strip_"), settings.upper
+    )
     scores = stats.pop("scores")
     status = "ok" if knowledge else "no relevant results"
     update: dict[str, Any] = {"web_knowledge": knowledge, "web_status": status}
@@ -76,22 +76,6 @@ def web_query(state: dict[str, Any], settings: Context) -> tuple[str, str | None
     if parsed is None:
         return rule_based, f"{error}; keyword query used"
     return parsed.query.strip(), "LLM web query"
-
-
-def web_passage(result: WebResult) -> dict[str, Any]:
-    return {
-        "id": result.url,
-        "doc_id": None,
-        "title": result.title,
-        "text": result.content,
-        "language": language_of(result.content),
-        "source": "web",
-        "url": result.url,
-        "metadata": {},
-        "score": result.score,
-        "scores": {"web": result.score},
-        "found_by": ["web"],
-    }
 
 
 def _without_web(timer: StageTimer, status: str, note: str) -> dict[str, Any]:

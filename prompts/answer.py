@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
 
 from prompts.languages import language_name
 
@@ -36,3 +37,10 @@ def answer_messages(
         SystemMessage(content=ANSWER_SYSTEM.format(language=language_name(language))),
         HumanMessage(content=ANSWER_USER.format(context=context, question=question.strip())),
     ]
+
+
+class AnswerReply(BaseModel):
+    answerable: bool
+    answer: str = ""
+    citations: list[int] = Field(default_factory=list)
+    evidence: list[str] = Field(default_factory=list)

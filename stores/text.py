@@ -112,6 +112,12 @@ def detect_language(text: str) -> str:
     return normalize_language(language)
 
 
+def language_of(text: str) -> str:
+    """detect_language, with English for text whose language cannot be told (a question of digits, a name)."""
+    language = detect_language(text)
+    return language if language != UNDETERMINED else "en"
+
+
 def normalize_language(language: str | None) -> str:
     """Lower-case base code: 'zh-CN' / 'zh_Hans' / 'yue' -> 'zh', 'ru-RU' -> 'ru', None/'' -> 'und'."""
     if not language:

@@ -9,6 +9,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
+def titled(title: str, text: str) -> str:
+    """A text as BM25, the embedder and the evaluators see it: its title + ". " + the text (the title gives a
+    chunk, or a strip of one, its subject)."""
+    return f"{title}. {text}" if title else text
+
+
 @dataclass
 class Document:
     """A source document before chunking."""
@@ -36,7 +42,7 @@ class Chunk:
     @property
     def passage(self) -> str:
         """What BM25 and the embedder see: the title gives a chunk its subject."""
-        return f"{self.title}. {self.text}" if self.title else self.text
+        return titled(self.title, self.text)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -6,8 +6,8 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from cragraph.context import Context
 from evaluators.base import RelevanceEvaluator
-from graph.context import Context
 from stores.bundle import IndexBundle, IndexSettings
 from stores.tokenize import tokenize
 
@@ -70,10 +70,10 @@ def build_tiny_index(folder: Path, embedder_dir: Path, docs: Sequence[dict] = DO
 
 def use_keyword_evaluator(monkeypatch) -> KeywordEvaluator:
     """Make every node grade and refine with KeywordEvaluator instead of loading one by spec."""
-    import nodes.common
+    import nodes._runtime
 
     evaluator = KeywordEvaluator()
-    monkeypatch.setattr(nodes.common, "load_evaluator", lambda spec: evaluator)
+    monkeypatch.setattr(nodes._runtime, "load_evaluator", lambda spec: evaluator)
     return evaluator
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from cragraph.bench.training_data import xquad_part
 from evaluators.embedded import DEFAULT_WEIGHTS, EmbeddedEvaluator
 from evaluators.features import FEATURE_NAMES
 from evaluators.registry import clear_evaluator_cache, load_evaluator
-from evaluators.training_data import xquad_part
 
 pytestmark = pytest.mark.integration
 

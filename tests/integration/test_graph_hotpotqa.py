@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from cragraph.context import Context
 from graph import graph
-from graph.context import Context
 from stores.bundle import IndexBundle, IndexSettings
 from tests.tavily_stub import TavilyStub
 

@@ -19,9 +19,9 @@ pytestmark = pytest.mark.integration
 def bundle():
     if not MUSIQUE.exists():
         pytest.skip(f"benchmark data {MUSIQUE} is not present (it sits beside the repo in development)")
-    from bench.datasets import load_dataset
-    from bench.retrieval import dataset_index
-    from models.paths import cache_root
+    from cragraph.bench.datasets import load_dataset
+    from cragraph.bench.retrieval import dataset_index
+    from cragraph.models.paths import cache_root
 
     dataset = load_dataset(MUSIQUE)
     # The benchmark's index lives in the user's cache (tests redirect cache_root() into the checkout).
@@ -31,17 +31,17 @@ def bundle():
     if root is None:
         pytest.skip(
             f"the MuSiQue index is not built yet ({roots[-1] / name}); build it once with "
-            "`python -m bench.multihop --dataset ../shared/data/hipporag_legacy_train100/musique`"
+            "`cragraph eval retrieval --dataset ../shared/data/hipporag_legacy_train100/musique --modes hybrid,multihop`"
         )
     return dataset, dataset_index(dataset, "e5-small", root, progress=False)
 
 
 def test_multihop_evidence_finds_more_gold_than_single_step(bundle):
-    from bench.metrics import recall_at
-    from bench.multihop import multihop_context
-    from bench.retrieval import retriever_modes
+    from cragraph.bench.metrics import recall_at
+    from cragraph.bench.multihop import multihop_context
+    from cragraph.bench.retrieval import retriever_modes
+    from cragraph.retrieval.retriever import HybridRetriever, RetrievalSettings
     from graph.multihop import multihop_graph
-    from stores.retriever import HybridRetriever, RetrievalSettings
 
     dataset, index = bundle
     settings = RetrievalSettings()

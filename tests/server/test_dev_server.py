@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from cragraph.agent_commands import server_command, server_env
+from cragraph.cli.agent import server_command, server_env
 from tests.graph_fixtures import build_tiny_index
 
 pytestmark = pytest.mark.server

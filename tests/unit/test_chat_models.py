@@ -9,7 +9,7 @@ import types
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from models.chat import (
+from cragraph.models.chat import (
     EmbeddedChatModel,
     clear_chat_model_cache,
     cut_at_stop,
@@ -17,7 +17,7 @@ from models.chat import (
     message_text,
     smollm2_gguf_path,
 )
-from models.scripted import ScriptedChatModel
+from cragraph.models.scripted import ScriptedChatModel
 
 
 @pytest.fixture(autouse=True)

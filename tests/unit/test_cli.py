@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from cragraph.cli import main, parse_filters
+from cragraph.cli.main import main, parse_filters
 
 
 @pytest.fixture
@@ -102,8 +102,8 @@ def test_parse_filters():
 
 
 def test_eval_retrieval_refuses_an_unknown_mode(tmp_path, capsys):
-    from bench.retrieval import retriever_modes
-    from stores.retriever import HybridRetriever
+    from cragraph.bench.retrieval import retriever_modes
+    from cragraph.retrieval.retriever import HybridRetriever
 
     with pytest.raises(ValueError, match="unknown mode 'hybrid-magic'"):
         retriever_modes(HybridRetriever(bundle=None), ["hybrid-magic"])

@@ -1,4 +1,4 @@
-"""bench.datasets.load_dataset: offset + limit take a slice after the reported questions, disjoint from them."""
+"""load_dataset: offset + limit take a slice after the reported questions, disjoint from them."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.datasets import load_dataset
+from cragraph.bench.datasets import load_dataset
 
 
 def _write_set(folder: Path, n: int) -> Path:

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models.e5_rebuild import dequantize_q4_0, rebuilt_folder_name
-from models.embedder import (
+from cragraph.models.e5_rebuild import dequantize_q4_0, rebuilt_folder_name
+from cragraph.models.embedder import (
     E5_SMALL,
     E5_SMALL_HUB_ID,
     MINILM,
@@ -22,7 +22,7 @@ from models.embedder import (
     looks_like_hub_id,
     plan_model,
 )
-from models.paths import cache_root, models_cache_dir
+from cragraph.models.paths import cache_root, models_cache_dir
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -142,7 +142,7 @@ def test_dequantize_q4_0_chunking_matches_single_pass() -> None:
 
 def test_importing_embedder_does_not_import_sentence_transformers_or_torch() -> None:
     code = (
-        "import sys, models.embedder, models.e5_rebuild; "
+        "import sys, cragraph.models.embedder, cragraph.models.e5_rebuild; "
         "bad = [m for m in ('sentence_transformers', 'torch', 'transformers') if m in sys.modules]; "
         "assert not bad, bad"
     )

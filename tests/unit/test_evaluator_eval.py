@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cragraph.evaluator_commands import add_eval_evaluator, add_train_evaluator
+from cragraph.cli.evaluator import add_eval_evaluator, add_train_evaluator
 from evaluators.thresholds import THRESHOLDS_FILE, load_thresholds
 
 CORPUS = [

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from bench.evaluator_eval import bm25_normalized, markdown_table
+from cragraph.bench.evaluator_eval import bm25_normalized, markdown_table
 from evaluators.base import grade
 from evaluators.thresholds import (
     THRESHOLDS_FILE,
@@ -83,7 +83,7 @@ def test_bm25_baseline_is_the_score_over_the_lists_best():
 
 
 def test_report_table_has_one_row_per_scorer():
-    from bench.evaluator_eval import EvaluatorEvalReport, ScorerResult
+    from cragraph.bench.evaluator_eval import EvaluatorEvalReport, ScorerResult
 
     counts = {"correct": 1, "ambiguous": 0, "incorrect": 1}
     report = EvaluatorEvalReport("demo", 2, 20, 2, 1.0, [
@@ -96,8 +96,8 @@ def test_report_table_has_one_row_per_scorer():
 def test_grade_node_prefers_thresholds_stored_in_the_index(tmp_path):
     from types import SimpleNamespace
 
+    from cragraph.context import Context
     from evaluators.thresholds import Thresholds, save_thresholds
-    from graph.context import Context
     from nodes.grade import thresholds_for
 
     bundle = SimpleNamespace(path=tmp_path)

@@ -9,11 +9,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cragraph.bench.evaluator_training import (
+    ListExamples,
+    example_weights,
+    mine_examples,
+    roc_auc,
+    train_head,
+    validation_mask,
+)
+from cragraph.bench.training_data import TrainingSet, prefix_subset, xquad_part, xquad_subset
+from cragraph.models.embedder import Embedder
 from evaluators.embedded import EmbeddedEvaluator, RelevanceFeatures
 from evaluators.features import FEATURE_NAMES, N_FEATURES
-from evaluators.train import ListExamples, example_weights, mine_examples, roc_auc, train_head, validation_mask
-from evaluators.training_data import TrainingSet, prefix_subset, xquad_part, xquad_subset
-from models.embedder import Embedder
 
 
 def test_roc_auc_matches_pairwise_counting_with_ties():

@@ -1,6 +1,6 @@
 import pytest
 
-from stores.fusion import minmax, ranked, reciprocal_rank_fusion, weighted_score_fusion
+from cragraph.retrieval.fusion import minmax, ranked, reciprocal_rank_fusion, weighted_score_fusion
 
 
 def test_rrf_uses_one_based_ranks():

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from graph.context import Context
+from cragraph.context import Context
 from graph.routes import route_after_grade, route_after_web, route_question
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,7 +27,7 @@ def test_environment_overrides_defaults_but_not_explicit_values(monkeypatch):
     monkeypatch.setenv("CRAGRAPH_WEB_SEARCH", "false")
     monkeypatch.setenv("CRAGRAPH_RERANK_K", "7")
     monkeypatch.setenv("CRAGRAPH_UPPER", "0.4")
-    monkeypatch.setenv("CRAGRAPH_RETRIEVAL_EXTRA", '{"pool": 50}')
+    monkeypatch.setenv("CRAGRAPH_CLASS_ALPHAS", '{"mixed": 0.5}')
     ctx = Context()
     assert (ctx.index, ctx.chat_model, ctx.web_search, ctx.rerank_k, ctx.upper) == (
         "/data/idx",
@@ -36,7 +36,7 @@ def test_environment_overrides_defaults_but_not_explicit_values(monkeypatch):
         7,
         0.4,
     )
-    assert ctx.retrieval_extra == {"pool": 50}
+    assert ctx.class_alphas == {"mixed": 0.5}
     assert Context(index="/mine").index == "/mine"
     assert (
         ctx.model_for("") == "ollama:qwen2.5:7b"

@@ -5,16 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stores.bundle import IndexBundle
-from stores.dense import DenseIndex
-from stores.docstore import DocStore
-from stores.metadata import (
+from cragraph.retrieval.metadata import (
     CategoryPredictor,
     apply_boosts,
     category_levels,
     matches,
     metadata_boosts,
 )
+from stores.bundle import IndexBundle
+from stores.dense import DenseIndex
+from stores.docstore import DocStore
 from stores.types import Chunk
 from tests.graph_fixtures import DOCS, build_tiny_index
 

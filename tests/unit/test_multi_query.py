@@ -2,8 +2,8 @@
 
 import pytest
 
+from cragraph.retrieval.multi_query import closest_term, corpus_neighbour, keyword_form, levenshtein, rule_variants
 from stores.bm25 import BM25Index
-from stores.multi_query import closest_term, corpus_neighbour, keyword_form, levenshtein, rule_variants
 from stores.tokenize import tokenize
 
 CORPUS = [

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from langgraph.runtime import Runtime
 
-import nodes.llm
-from graph.context import Context
-from models.scripted import ScriptedChatModel
+import cragraph.models.structured
+from cragraph.context import Context
+from cragraph.models.scripted import ScriptedChatModel
 from nodes.answer import answer
 
 CONTEXT = [
@@ -47,7 +47,7 @@ def run(state, **settings):
 
 def scripted(monkeypatch, reply):
     model = ScriptedChatModel(responses=[reply])
-    monkeypatch.setattr(nodes.llm, "load_chat_model", lambda spec: model)
+    monkeypatch.setattr(cragraph.models.structured, "load_chat_model", lambda spec: model)
     return model
 
 

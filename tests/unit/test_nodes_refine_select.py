@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from graph.context import Context
-from nodes.refine import refine_passages, strip_spans
-from nodes.select import coverage, greedy_coverage
+from cragraph.knowledge.selection import coverage, greedy_coverage
+from cragraph.knowledge.strips import StripSettings, refine_passages, strip_spans
 from tests.graph_fixtures import KeywordEvaluator
 
 TEXT = (
@@ -29,10 +28,10 @@ def test_strips_are_exact_sentence_slices_and_short_ones_are_joined():
 
 
 def test_refine_drops_weak_strips_and_recomposes_in_order():
-    settings = Context(strip_min_chars=30, strip_threshold=-0.2, upper=0.5)
     passage = {"id": "v#0", "title": "Volga", "text": TEXT, "language": "en", "grade": 0.6}
     knowledge, stats = refine_passages(
-        "Which river flows into the Caspian Sea?", [passage], KeywordEvaluator(), settings
+        "Which river flows into the Caspian Sea?", [passage], KeywordEvaluator(),
+        StripSettings(min_chars=30, threshold=-0.2), upper=0.5,
     )
     assert knowledge[0]["text"] == "The Volga flows into the Caspian Sea."
     assert stats["strips"] == 3 and stats["strips_kept"] == 1
@@ -40,18 +39,19 @@ def test_refine_drops_weak_strips_and_recomposes_in_order():
         "Volga river Caspian",
         [passage],
         KeywordEvaluator(),
-        Context(strip_min_chars=30, strip_threshold=-0.7),
+        StripSettings(min_chars=30, threshold=-0.7),
+        upper=0.2,
     )[0][0]
     assert order["text"].startswith("The Volga is the longest") and order["text"].endswith("Caspian Sea.")
     assert [s["start"] for s in order["strips"]] == sorted(s["start"] for s in order["strips"])
 
 
 def test_a_relevant_passage_keeps_its_best_strip_and_an_irrelevant_one_is_dropped():
-    settings = Context(strip_min_chars=30, strip_threshold=0.9, upper=0.5)
     relevant = {"id": "a", "title": "", "text": TEXT, "language": "en", "grade": 0.8}
     irrelevant = {"id": "b", "title": "", "text": TEXT, "language": "en", "grade": 0.1}
     knowledge, _ = refine_passages(
-        "Volga Caspian population", [relevant, irrelevant], KeywordEvaluator(), settings
+        "Volga Caspian population", [relevant, irrelevant], KeywordEvaluator(),
+        StripSettings(min_chars=30, threshold=0.9), upper=0.5,
     )
     assert [k["id"] for k in knowledge] == ["a"] and len(knowledge[0]["strips"]) == 1
 

@@ -8,10 +8,13 @@ import numpy as np
 import pytest
 from langgraph.runtime import Runtime
 
-from nodes.common import bundle_of, chunk_rows, query_vector
+from cragraph.knowledge.vectors import chunk_rows, query_vector
+from cragraph.retrieval.retriever import RetrievalSettings
+from cragraph.settings import section
+from nodes._runtime import bundle_of
 from nodes.grade import grade
 from nodes.rerank import rerank
-from nodes.retrieve import retrieval_settings, retrieve
+from nodes.retrieve import retrieve
 from tests.graph_fixtures import build_tiny_index, context, use_keyword_evaluator
 
 
@@ -31,11 +34,9 @@ def test_retrieve_returns_json_passages_and_honours_filters(index):
     assert [h["doc_id"] for h in filtered["hits"]] == ["thames"]
 
 
-def test_retrieval_settings_follow_context_and_refuse_unknown_extras(index):
-    settings = retrieval_settings(context(index, retrieval_rrf_k=7, retrieval_extra={"pool": 11}))
+def test_retrieval_settings_follow_context(index):
+    settings = section(RetrievalSettings, context(index, retrieval_rrf_k=7, retrieval_pool=11), "retrieval_")
     assert settings.rrf_k == 7 and settings.pool == 11
-    with pytest.raises(ValueError, match="unknown RetrievalSettings"):
-        retrieval_settings(context(index, retrieval_extra={"no_such_knob": 1}))
 
 
 def test_rerank_orders_by_stored_cosine_and_keeps_rerank_k(index):
@@ -79,8 +80,8 @@ def test_grade_with_no_candidates_is_incorrect(index, monkeypatch):
 
 
 def test_cosine_grade_from_stored_vectors_equals_the_evaluator(index):
+    from cragraph.knowledge.passages import passage_text
     from evaluators.cosine import CosineEvaluator
-    from nodes.common import passage_text
 
     ctx = context(index, evaluator="cosine", retrieve_k=3, rerank_k=3)
     question = "Which river flows into the Caspian Sea?"
@@ -89,20 +90,3 @@ def test_cosine_grade_from_stored_vectors_equals_the_evaluator(index):
     evaluator = CosineEvaluator(str(bundle_of(ctx).settings.embedder))
     direct = evaluator.score(question, [passage_text(h) for h in hits])
     assert np.allclose(update["grades"], direct, atol=1e-4)
-
-
-def test_context_retrieval_defaults_are_the_retrievers_defaults():
-    from graph.context import Context
-    from nodes.retrieve import retrieval_settings
-    from stores.retriever import RetrievalSettings
-
-    assert retrieval_settings(Context()) == RetrievalSettings()
-
-
-def test_retrieval_settings_round_trip_through_context():
-    from graph.context import Context
-    from nodes.retrieve import retrieval_context_fields, retrieval_settings
-    from stores.retriever import RetrievalSettings
-
-    custom = RetrievalSettings(fusion="rrf", rrf_k=10, alpha_flat=0.7, max_query_chars=100)
-    assert retrieval_settings(Context(**retrieval_context_fields(custom))) == custom

@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 from langgraph.runtime import Runtime
 
-import nodes.llm
-from models.scripted import ScriptedChatModel
-from nodes.common import bundle_of, query_vector
+import cragraph.models.structured
+from cragraph.knowledge.vectors import query_vector
+from cragraph.models.scripted import ScriptedChatModel
+from cragraph.retrieval.multi_query import keyword_form
+from nodes._runtime import bundle_of
 from nodes.rewrite import negative_feedback_query, rewrite
 from nodes.understand import understand
-from stores.multi_query import keyword_form
 from tests.graph_fixtures import build_tiny_index, context
 
 
@@ -21,7 +22,7 @@ def index(tmp_path_factory, tiny_embedder_dir):
 
 def scripted(monkeypatch, *responses):
     model = ScriptedChatModel(responses=list(responses))
-    monkeypatch.setattr(nodes.llm, "load_chat_model", lambda spec: model)
+    monkeypatch.setattr(cragraph.models.structured, "load_chat_model", lambda spec: model)
     return model
 
 
@@ -104,7 +105,7 @@ def test_rewrite_with_invalid_llm_output_uses_the_rule(index, monkeypatch):
 
 def test_llm_route_classifier_decides_and_falls_back_on_invalid_output(monkeypatch, index):
     replies = ScriptedChatModel(responses=['{"route": "multihop"}', "probably multi-hop?"])
-    monkeypatch.setattr(nodes.llm, "load_chat_model", lambda spec: replies)
+    monkeypatch.setattr(cragraph.models.structured, "load_chat_model", lambda spec: replies)
     runtime = Runtime(context=context(index, llm_route=True))
     first = understand({"question": "What is the capital of France?"}, runtime)
     assert first["route"] == "multihop" and "LLM route: multihop" in first["trace"][0]["note"]

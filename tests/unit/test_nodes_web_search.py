@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from langgraph.runtime import Runtime
 
+from cragraph.retrieval.web import WebSearchClient, WebSearchError
 from nodes.web_search import web_search
-from stores.web import WebSearchClient, WebSearchError
 from tests.graph_fixtures import build_tiny_index, context, use_keyword_evaluator
 from tests.tavily_stub import TavilyStub
 
@@ -86,10 +86,11 @@ def test_unreachable_server_no_key_and_switched_off(index, monkeypatch):
 
 
 def test_invalid_llm_web_query_falls_back_to_keywords(index, monkeypatch):
-    import nodes.llm
-    from models.scripted import ScriptedChatModel
+    import cragraph.models.structured
+    from cragraph.models.scripted import ScriptedChatModel
 
-    monkeypatch.setattr(nodes.llm, "load_chat_model", lambda spec: ScriptedChatModel(responses=["{oops"]))
+    monkeypatch.setattr(cragraph.models.structured, "load_chat_model",
+                        lambda spec: ScriptedChatModel(responses=["{oops"]))
     with TavilyStub(RESULTS) as stub:
         ctx = context(index, web_search=True, web_base_url=stub.url, llm_web_query=True)
         update = web_search(STATE, Runtime(context=ctx))

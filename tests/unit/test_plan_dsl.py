@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from stores.plan import Decomposition, SubQuestion, compile_decomposition
-from stores.plan_dsl import DSLError, Plan, PlanStep, parse_dsl, to_dsl, translate
+from cragraph.planning.dsl import DSLError, Plan, PlanStep, parse_dsl, to_dsl, translate
+from cragraph.planning.plan import Decomposition, SubQuestion, compile_decomposition
 
 QUESTION = 'Who founded the label that released "Thriller" (1982)?'
 

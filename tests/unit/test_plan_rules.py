@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from stores.entities import entity_candidates, named_entities
-from stores.plan import validate_decomposition
-from stores.plan_rules import rule_decomposition
+from cragraph.planning.entities import entity_candidates, named_entities
+from cragraph.planning.plan import validate_decomposition
+from cragraph.planning.rules import rule_decomposition
 
 
 def test_a_relative_clause_becomes_a_two_hop_slot_chain():

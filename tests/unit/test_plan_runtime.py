@@ -6,9 +6,9 @@ Retrieval is a term-overlap search over a constructed corpus; entity fallbacks u
 
 from __future__ import annotations
 
-from stores.plan import Decomposition, PlanLimits, SubQuestion, compile_decomposition
-from stores.plan_dsl import Plan, PlanStep, parse_dsl, translate
-from stores.plan_runtime import PlanRuntime, clamp
+from cragraph.planning.dsl import Plan, PlanStep, parse_dsl, translate
+from cragraph.planning.plan import Decomposition, PlanLimits, SubQuestion, compile_decomposition
+from cragraph.planning.runtime import PlanRuntime, clamp
 from stores.tokenize import tokenize
 from stores.types import Chunk, Hit
 from tests.graph_fixtures import KeywordEvaluator

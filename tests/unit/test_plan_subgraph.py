@@ -11,12 +11,12 @@ import json
 
 import pytest
 
-import nodes.llm
-import stores.entities
-from graph.context import Context
+import cragraph.models.structured
+import stores.ner
+from cragraph.context import Context
+from cragraph.models.scripted import ScriptedChatModel
+from cragraph.planning.dsl import parse_dsl
 from graph.multihop import multihop_graph
-from models.scripted import ScriptedChatModel
-from stores.plan_dsl import parse_dsl
 from tests.graph_fixtures import DOCS, build_tiny_index
 
 EXTRA_DOCS = [
@@ -60,13 +60,13 @@ def index(tmp_path_factory, tiny_embedder_dir):
 
 @pytest.fixture(autouse=True)
 def rule_entities(monkeypatch):
-    monkeypatch.setattr(stores.entities, "_nlp_failed", True)
-    monkeypatch.setattr(stores.entities, "_nlp", None)
+    monkeypatch.setattr(stores.ner, "_nlp_failed", True)
+    monkeypatch.setattr(stores.ner, "_nlp", None)
 
 
 def scripted(monkeypatch, *responses):
     model = ScriptedChatModel(responses=list(responses))
-    monkeypatch.setattr(nodes.llm, "load_chat_model", lambda spec: model)
+    monkeypatch.setattr(cragraph.models.structured, "load_chat_model", lambda spec: model)
     return model
 
 

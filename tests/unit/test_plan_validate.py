@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stores.plan import (
+from cragraph.planning.plan import (
     CompiledPlan,
     Decomposition,
     PlanLimits,

@@ -2,8 +2,8 @@
 
 import pytest
 
+from cragraph.retrieval.prf import feedback_model, rm3_expansion
 from stores.bm25 import BM25Index
-from stores.prf import feedback_model, rm3_expansion
 from stores.tokenize import ENGLISH_STOPWORDS, tokenize
 
 CORPUS = [

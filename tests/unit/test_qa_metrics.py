@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from bench.qa_metrics import (
+from cragraph.bench.qa_metrics import (
     aggregate,
     answer_in_context,
     answer_tokens,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.datasets import Dataset, Question
-from bench.qa import (
+from cragraph.bench.datasets import Dataset, Question
+from cragraph.bench.qa import (
     QASettings,
     ResultsLog,
     check_resumable,
@@ -123,7 +123,7 @@ def test_summary_and_tables(tmp_path):
 def test_cli_parser_accepts_the_documented_options():
     import argparse
 
-    from cragraph.qa_commands import add_eval_qa, run_eval_qa
+    from cragraph.cli.qa import add_eval_qa, run_eval_qa
 
     parser = argparse.ArgumentParser()
     add_eval_qa(parser.add_subparsers())

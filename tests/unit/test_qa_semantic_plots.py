@@ -7,9 +7,9 @@ import zlib
 import numpy as np
 import pytest
 
-from bench.peers import binary_grade
-from bench.plots import latency_plot, recall_plot
-from bench.semantic_match import SemanticJudge, answer_language, best_threshold, calibrate, labelled_pairs
+from cragraph.bench.peers import binary_grade
+from cragraph.bench.plots import latency_plot, recall_plot
+from cragraph.bench.semantic_match import SemanticJudge, answer_language, best_threshold, calibrate, labelled_pairs
 
 
 class WordEmbedder:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.qa import QASettings, check_resumable, index_changed
-from bench.qa_suite import (
+from cragraph.bench.qa import QASettings, check_resumable, index_changed
+from cragraph.bench.qa_suite import (
     README_END,
     README_START,
     SuiteConfig,
@@ -138,7 +138,7 @@ def test_index_changed_compares_the_last_reports_counts(tmp_path):
 def test_qa_suite_subcommand_renders_only_from_finished_runs(tmp_path):
     import argparse
 
-    from cragraph.qa_commands import add_eval_qa_suite
+    from cragraph.cli.qa import add_eval_qa_suite
 
     config = _finished_runs(tmp_path)
     parser = argparse.ArgumentParser()

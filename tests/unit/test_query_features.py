@@ -2,8 +2,8 @@
 
 import pytest
 
+from cragraph.retrieval.query_features import DEFAULT_ALPHAS, alpha_for, query_class, query_features
 from stores.bm25 import BM25Index
-from stores.query_features import DEFAULT_ALPHAS, alpha_for, query_class, query_features
 
 CORPUS = [
     "The Eiffel Tower is a wrought-iron lattice tower in Paris, France.",

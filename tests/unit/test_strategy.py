@@ -4,9 +4,8 @@ import threading
 
 import pytest
 
-from stores.bm25 import BM25Index
-from stores.query_features import query_features
-from stores.strategy import (
+from cragraph.retrieval.query_features import query_features
+from cragraph.retrieval.strategy import (
     PRIOR_MS,
     STRATEGY_BM25,
     STRATEGY_HYBRID,
@@ -24,6 +23,7 @@ from stores.strategy import (
     choose_for_budget,
     recommend,
 )
+from stores.bm25 import BM25Index
 
 CORPUS = [
     "The Eiffel Tower in Paris was designed by the company of Gustave Eiffel.",

@@ -8,11 +8,12 @@ from dataclasses import replace
 import pytest
 from langgraph.runtime import Runtime
 
-from nodes.common import bundle_of
-from nodes.retrieve import retrieval_settings, retrieve, techniques_of
-from nodes.strategy import PROCESS_LATENCY, apply_strategy, choose_strategy
-from stores.retriever import HybridRetriever
-from stores.techniques import Techniques, run_techniques
+from cragraph.retrieval.retriever import HybridRetriever, RetrievalSettings
+from cragraph.retrieval.strategy import LATENCY_STATS, apply_strategy, choose_strategy
+from cragraph.retrieval.techniques import Techniques, run_techniques
+from cragraph.settings import section
+from nodes._runtime import bundle_of
+from nodes.retrieve import retrieve
 from tests.graph_fixtures import build_tiny_index, context
 
 QUESTION = "Which river flows into the Caspian Sea?"
@@ -26,7 +27,11 @@ def index(tmp_path_factory, tiny_embedder_dir):
 @pytest.fixture()
 def retriever(index):
     ctx = context(index)
-    return HybridRetriever(bundle_of(ctx), retrieval_settings(ctx))
+    return HybridRetriever(bundle_of(ctx), section(RetrievalSettings, ctx, "retrieval_"))
+
+
+def bm25_only(retriever: HybridRetriever) -> HybridRetriever:
+    return HybridRetriever(retriever.bundle, replace(retriever.settings, mode="bm25"))
 
 
 def ids(run) -> list[str]:
@@ -41,8 +46,8 @@ def test_with_every_technique_off_the_result_is_the_hybrid_search(retriever):
 
 def test_multi_query_fixes_a_misspelling_against_the_corpus_and_reports_its_variants(retriever):
     question = "Which rivr flows into the Caspain Sea?"
-    off = run_techniques(retriever, question, "en", Techniques(mode="bm25"), k=3)
-    on = run_techniques(retriever, question, "en", Techniques(mode="bm25", multi_query=True), k=3)
+    off = run_techniques(bm25_only(retriever), question, "en", Techniques(), k=3)
+    on = run_techniques(bm25_only(retriever), question, "en", Techniques(multi_query=True), k=3)
     assert "multi_query" in on.applied and "multi_query" not in off.applied
     assert any("spelling" in note for note in on.notes)
     assert ids(on)[0].startswith("volga")
@@ -64,12 +69,12 @@ def test_rm3_adds_a_feedback_list_with_its_terms_in_the_notes(retriever):
 
 def test_entities_search_the_entity_field_only_when_the_question_names_one(retriever):
     assert retriever.bundle.has_entities
-    named = run_techniques(retriever, "Which fortress stands in Kazan?", "en", Techniques(entities=True), k=3)
+    named = run_techniques(retriever, "Which fortress stands in Kazan?", "en", Techniques(entity_retrieval=True), k=3)
     assert "entities" in named.applied and any(note.startswith("entities ['kazan']") for note in named.notes)
     found = {hit.chunk.doc_id for hit in named.hits if "entities" in hit.sources}
     assert found >= {"kazan"}
     question = "which fortress stands by the river?"
-    unnamed = run_techniques(retriever, question, "en", Techniques(entities=True), k=3)
+    unnamed = run_techniques(retriever, question, "en", Techniques(entity_retrieval=True), k=3)
     assert unnamed.skipped["entities"] == "the question names no entity"
     assert ids(unnamed) == ids(run_techniques(retriever, question, "en", Techniques(), k=3))
 
@@ -121,10 +126,10 @@ def test_a_failed_regrade_opens_the_gate_and_a_missing_model_is_reported(retriev
 
 def test_metadata_boost_moves_matching_chunks_up(retriever):
     question = "Which river flows into the Caspian Sea?"
-    plain = run_techniques(retriever, question, "en", Techniques(mode="bm25"), k=5)
+    plain = run_techniques(bm25_only(retriever), question, "en", Techniques(), k=5)
     assert ids(plain)[0].startswith("volga") and "kazan#0" in ids(plain)
-    boosted = run_techniques(retriever, question, "en",
-                             Techniques(mode="bm25", metadata_boost={"doc_id": "kazan"}, boost_weight=100.0), k=5)
+    boosted = run_techniques(bm25_only(retriever), question, "en",
+                             Techniques(metadata_boost={"doc_id": "kazan"}, metadata_boost_weight=100.0), k=5)
     assert ids(boosted)[0].startswith("kazan")
     assert "metadata_boost" in boosted.applied and "1 of" in boosted.notes[-1]
 
@@ -144,7 +149,7 @@ def test_category_boost_ranks_up_the_predicted_category(tmp_path, tiny_embedder_
     bundle = IndexBundle.open(build_tiny_index(tmp_path, tiny_embedder_dir, docs))
     retriever = HybridRetriever(bundle)
     question = "Thames"
-    techniques = Techniques(category_boost=True, category_min_confidence=0.0, boost_weight=100.0)
+    techniques = Techniques(category_boost=True, category_min_confidence=0.0, metadata_boost_weight=100.0)
     run = run_techniques(retriever, question, "en", techniques, k=9)
     assert "metadata_boost" in run.applied and run.notes[0].startswith("predicted category:")
     boosted = [hit for hit in run.hits if "metadata_boost" in hit.scores]
@@ -163,31 +168,31 @@ def test_the_retrieve_node_traces_techniques_and_returns_the_strategy(index):
 
 def test_a_tight_budget_means_bm25_only_and_no_rerank(index):
     ctx = context(index, latency_budget_ms=0.001, multi_query=True)
-    strategy = choose_strategy(QUESTION, ctx, bundle_of(ctx))
+    strategy = choose_strategy(QUESTION, bundle_of(ctx).bm25, ctx.strategy, ctx.latency_budget_ms)
     assert strategy["tier"] == "tight" and strategy["mode"] == "bm25" and strategy["rerank"] is False
-    techniques = apply_strategy(techniques_of(ctx), strategy)
-    assert techniques.mode == "bm25" and techniques.multi_query is False
+    techniques = apply_strategy(section(Techniques, ctx), strategy)
+    assert techniques.multi_query is False
     assert "budget" in strategy["reason"]
 
 
 def test_a_loose_budget_allows_everything_and_measured_latencies_change_the_choice(index):
     ctx = context(index, latency_budget_ms=60_000.0, query2doc=True)
-    strategy = choose_strategy(QUESTION, ctx, bundle_of(ctx))
+    strategy = choose_strategy(QUESTION, bundle_of(ctx).bm25, ctx.strategy, ctx.latency_budget_ms)
     assert strategy["tier"] == "loose" and strategy["rerank"] is True
-    assert apply_strategy(techniques_of(ctx), strategy).query2doc is True
-    PROCESS_LATENCY.clear()
+    assert apply_strategy(section(Techniques, ctx), strategy).query2doc is True
+    LATENCY_STATS.clear()
     try:
         for _ in range(5):
-            PROCESS_LATENCY.record("rerank", 120_000.0)  # a rerank measured far slower than the budget
-        slower = choose_strategy(QUESTION, ctx, bundle_of(ctx))
+            LATENCY_STATS.record("rerank", 120_000.0)  # a rerank measured far slower than the budget
+        slower = choose_strategy(QUESTION, bundle_of(ctx).bm25, ctx.strategy, ctx.latency_budget_ms)
         assert slower["tier"] == "medium" and slower["rerank"] is False
     finally:
-        PROCESS_LATENCY.clear()
+        LATENCY_STATS.clear()
 
 
 def test_auto_strategy_recommends_multihop_for_a_bridge_question(index):
     ctx = context(index, strategy="auto")
-    strategy = choose_strategy("Which is older, the Volga bridge or the Thames bridge?", ctx, bundle_of(ctx))
+    strategy = choose_strategy("Which is older, the Volga bridge or the Thames bridge?", bundle_of(ctx).bm25, "auto")
     assert strategy["name"] == "multihop" and 0 < strategy["confidence"] <= 1
     assert any(a["name"] == "hybrid" for a in strategy["alternatives"])
 
@@ -202,6 +207,5 @@ def test_recommend_only_ends_the_graph_after_understand(index):
 
 
 def test_an_unknown_strategy_is_refused(index):
-    ctx = replace(context(index), strategy="fastest")
     with pytest.raises(ValueError, match="manual or auto"):
-        choose_strategy(QUESTION, ctx, bundle_of(ctx))
+        choose_strategy(QUESTION, bundle_of(context(index)).bm25, "fastest")

@@ -1,0 +1,137 @@
+"""`cragraph eval retrieval`: R@k, AllGold@5, MRR and latency per retrieval mode on a normalized dataset.
+
+The dataset's corpus is indexed through the product path (loaders, chunking, bundle); the index is reused when
+the corpus has not changed. Chunk hits map to document ids at the rank of each document's best chunk.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from cragraph.bench.datasets import Dataset, load_dataset
+from cragraph.bench.metrics import all_gold_at, ndcg_at, percentile, recall_at, reciprocal_rank, unique_in_order
+from cragraph.bench.multihop import multihop_runner
+from cragraph.models.paths import cache_root
+from cragraph.retrieval.retriever import FUSIONS, MODES, HybridRetriever, RetrievalSettings
+from stores.bundle import BundleError, IndexBundle, IndexSettings
+
+COLUMNS = ("R@1", "R@2", "R@5", "R@10", "AllGold@5", "MRR", "nDCG@10", "p50_ms", "p95_ms")
+CHUNKS_PER_QUERY = 50  # enough chunks to fill 10 distinct documents when documents were split
+
+# A mode runs a question and returns document ids, best first.
+ModeRunner = Callable[[str], list[str]]
+
+
+@dataclass
+class ModeResult:
+    mode: str
+    metrics: dict[str, float] = field(default_factory=dict)
+    per_question: list[dict] = field(default_factory=list)
+
+
+def dataset_index(dataset: Dataset, embedder: str, index_root: Path | None = None,
+                  progress: bool = True) -> IndexBundle:
+    """Build the dataset's index once per embedder; later runs reuse it (a no-op add when nothing changed)."""
+    root = index_root or cache_root() / "bench-indexes"
+    path = root / f"{dataset.name.replace('/', '__')}--{embedder.replace('/', '__')}"
+    try:
+        bundle = IndexBundle.open(path, embedder=embedder)
+    except BundleError:
+        bundle, report = IndexBundle.build(path, [dataset.corpus_file], IndexSettings(embedder=embedder),
+                                           progress=progress)
+        print(f"indexed {dataset.name}: {report.summary()}")
+        return bundle
+    bundle.add([dataset.corpus_file], progress=progress)
+    return bundle
+
+
+def retriever_modes(retriever: HybridRetriever, modes: Sequence[str]) -> dict[str, ModeRunner]:
+    """bm25, dense, hybrid (default fusion), hybrid-<fusion> (rrf, score, dynamic) to compare fusions, or
+    multihop: the documents of the evidence the planning subgraph hands to selection, best first."""
+    def runner(mode: str) -> ModeRunner:
+        if mode == "multihop":
+            return multihop_runner(retriever.bundle, retriever.settings)
+        base, _, fusion = mode.partition("-")
+        if base not in MODES or (fusion and (base != "hybrid" or fusion not in FUSIONS)):
+            raise ValueError(f"unknown mode {mode!r}; expected bm25, dense, hybrid or hybrid-<{'|'.join(FUSIONS)}>")
+        search = HybridRetriever(retriever.bundle, replace(retriever.settings, fusion=fusion)) if fusion \
+            else retriever
+
+        def run(question: str) -> list[str]:
+            hits = search.search(question, k=CHUNKS_PER_QUERY, mode=base)
+            return unique_in_order([h.chunk.doc_id for h in hits])
+        return run
+    return {mode: runner(mode) for mode in modes}
+
+
+def evaluate_modes(dataset: Dataset, runners: dict[str, ModeRunner], progress: bool = True) -> list[ModeResult]:
+    """Run every mode over every question, interleaved per question so machine noise hits all modes alike."""
+    results = {mode: ModeResult(mode) for mode in runners}
+    latencies: dict[str, list[float]] = {mode: [] for mode in runners}
+    for question in tqdm(dataset.questions, desc=f"eval {dataset.name}", unit="q", disable=not progress):
+        for mode, run in runners.items():
+            started = time.perf_counter()
+            ranked = run(question.question)
+            latencies[mode].append((time.perf_counter() - started) * 1000)
+            gold = question.supporting_ids
+            results[mode].per_question.append({
+                "id": question.id, "ranked": ranked[:10],
+                "R@1": recall_at(ranked, gold, 1), "R@2": recall_at(ranked, gold, 2),
+                "R@5": recall_at(ranked, gold, 5), "R@10": recall_at(ranked, gold, 10),
+                "AllGold@5": all_gold_at(ranked, gold, 5), "MRR": reciprocal_rank(ranked, gold, 10),
+                "nDCG@10": ndcg_at(ranked, gold, 10),
+            })
+    for mode, result in results.items():
+        rows = result.per_question
+        result.metrics = {name: sum(r[name] for r in rows) / max(len(rows), 1) for name in COLUMNS[:7]}
+        result.metrics["p50_ms"] = percentile(latencies[mode], 50)
+        result.metrics["p95_ms"] = percentile(latencies[mode], 95)
+    return list(results.values())
+
+
+def markdown_table(results: Sequence[ModeResult]) -> str:
+    lines = ["| mode | " + " | ".join(COLUMNS) + " |", "|---" * (len(COLUMNS) + 1) + "|"]
+    for result in results:
+        cells = [f"{result.metrics[c]:.1f}" if c.endswith("_ms") else f"{result.metrics[c]:.3f}" for c in COLUMNS]
+        lines.append(f"| {result.mode} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def run_retrieval_eval(dataset_dir: str | Path, modes: Sequence[str], embedder: str = "e5-small",
+                       limit: int | None = None, out: Path | None = None, index_root: Path | None = None,
+                       settings: RetrievalSettings | None = None, progress: bool = True) -> list[ModeResult]:
+    dataset = load_dataset(dataset_dir, limit=limit)
+    bundle = dataset_index(dataset, embedder, index_root, progress)
+    retriever = HybridRetriever(bundle, settings)
+    bundle.embedder.embed_queries(["warm-up"])  # load the model before timing
+    results = evaluate_modes(dataset, retriever_modes(retriever, modes), progress)
+    print(f"\n{dataset.name}: {len(dataset.questions)} questions, {bundle.manifest['counts']['chunks']} chunks, "
+          f"embedder {bundle.settings.embedder}\n")
+    print(markdown_table(results))
+    if out is not None:
+        write_report(out, dataset, results, bundle, retriever.settings)
+        print(f"\nwrote {out}")
+    return results
+
+
+def write_report(out: Path, dataset: Dataset, results: Sequence[ModeResult], bundle: IndexBundle,
+                 settings: RetrievalSettings) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    report = {
+        "dataset": dataset.name,
+        "questions": len(dataset.questions),
+        "index": {"path": str(bundle.path), **bundle.manifest["counts"], "embedder": bundle.settings.embedder},
+        "retrieval_settings": settings.__dict__,
+        "machine": {"python": platform.python_version(), "platform": platform.platform(),
+                    "processor": platform.processor()},
+        "modes": {r.mode: {"metrics": r.metrics, "per_question": r.per_question} for r in results},
+        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    out.write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")

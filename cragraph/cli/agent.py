@@ -1,0 +1,237 @@
+"""`cragraph ask` (questions through the CRAG graph), `cragraph recommend` (the strategy it would pick) and
+`cragraph serve` (the LangGraph dev server)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+OFFLINE_SERVER_ENV = {
+    "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+    "LANGGRAPH_NO_VERSION_CHECK": "true",
+    "LANGSMITH_TRACING": "false",
+    "LANGCHAIN_TRACING_V2": "false",
+    "HF_HUB_OFFLINE": "1",
+}
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    from cragraph.cli.options import DEFAULT_INDEX
+
+    ask = commands.add_parser("ask", help="answer a question from the index (CRAG graph), with citations")
+    ask.add_argument("question", nargs="*", help="one or more questions")
+    ask.add_argument("--file", type=Path, default=None,
+                     help="also answer the questions in this file (one per line; # starts a comment)")
+    ask.add_argument("--index", default=DEFAULT_INDEX, help="bundle folder (default: %(default)s)")
+    ask.add_argument("--trace", action="store_true", help="print the per-node trace table")
+    ask.add_argument("--json", action="store_true", help="print the whole output as JSON")
+    ask.add_argument(
+        "--web",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="web search on ambiguous/incorrect grades (needs TAVILY_API_KEY; default: on)",
+    )
+    ask.add_argument(
+        "--chat-model", default=None, help="chat model for LLM stages: embedded or provider:model"
+    )
+    ask.add_argument(
+        "--llm-answer",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="write the answer with the chat model instead of extracting it",
+    )
+    ask.add_argument("--evaluator", default=None, help="relevance evaluator spec (default: cosine)")
+    ask.add_argument(
+        "--filter",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="metadata filter, as for `cragraph search`; repeatable",
+    )
+    ask.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="any Context field, e.g. --set upper=0.3 --set rerank_k=8; repeatable",
+    )
+    ask.set_defaults(run=run_ask)
+
+    recommend = commands.add_parser(
+        "recommend", help="the retrieval strategy strategy=auto would pick for a question, with alternatives "
+                          "(retrieves nothing)")
+    recommend.add_argument("question", nargs="+", help="one or more questions")
+    recommend.add_argument("--index", default=DEFAULT_INDEX, help="bundle folder (default: %(default)s)")
+    recommend.add_argument("--json", action="store_true", help="print the recommendation as JSON")
+    recommend.set_defaults(run=run_recommend)
+
+    serve = commands.add_parser("serve", help="start the LangGraph dev server (API + Studio) on 127.0.0.1")
+    serve.add_argument("--port", type=int, default=2024)
+    serve.add_argument("--index", default=None, help="bundle folder the server answers from (CRAGRAPH_INDEX)")
+    serve.add_argument("--reload", action="store_true", help="reload on code changes")
+    serve.set_defaults(run=run_serve)
+
+
+def build_context(args: argparse.Namespace) -> Any:
+    from dataclasses import fields
+
+    from cragraph.context import Context, parse_setting
+
+    values: dict[str, Any] = {"index": args.index}
+    if args.web is not None:
+        values["web_search"] = args.web
+    if args.chat_model:
+        values["chat_model"] = args.chat_model
+    if args.llm_answer is not None:
+        values["llm_answer"] = args.llm_answer
+    if args.evaluator:
+        values["evaluator"] = args.evaluator
+    import typing
+
+    hints = typing.get_type_hints(Context)
+    known = {f.name for f in fields(Context)}
+    for item in args.set:
+        name, sep, raw = item.partition("=")
+        if not sep or name not in known:
+            raise ValueError(
+                f"bad --set {item!r}: expected FIELD=VALUE with FIELD one of {', '.join(sorted(known))}"
+            )
+        values[name] = parse_setting(raw, hints[name], name)
+    return Context(**values)
+
+
+def run_ask(args: argparse.Namespace) -> int:
+    from cragraph.cli.options import parse_filters
+    from graph import graph
+
+    context = build_context(args)
+    if not Path(context.index).exists():
+        raise FileNotFoundError(
+            f"no index at {context.index}; build one with `cragraph index PATH --index {context.index}`"
+        )
+    questions = list(args.question)
+    if args.file is not None:
+        lines = args.file.read_text(encoding="utf-8").splitlines()
+        questions += [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    if not questions:
+        raise ValueError("no question given: pass a question or --file FILE")
+    filters = parse_filters(args.filter)
+    for number, question in enumerate(questions):
+        if len(questions) > 1:
+            print(("\n" if number else "") + f"## {question}\n")
+        request: dict[str, Any] = {"question": question}
+        if filters:
+            request["filters"] = filters
+        print_result(graph.invoke(request, context=context), args)
+    return 0
+
+
+def run_recommend(args: argparse.Namespace) -> int:
+    """Each question through the graph with recommend_only: understand picks the strategy and the run ends."""
+    from cragraph.context import Context
+    from graph import graph
+
+    if not Path(args.index).exists():
+        raise FileNotFoundError(f"no index at {args.index}; build one with `cragraph index PATH --index {args.index}`")
+    context = Context(index=args.index, strategy="auto")
+    for question in args.question:
+        strategy = graph.invoke({"question": question, "recommend_only": True}, context=context)["strategy"]
+        if args.json:
+            print(json.dumps({"question": question, **strategy}, ensure_ascii=False))
+            continue
+        print(f"{question}\n  recommended: {strategy['name']} (confidence {strategy['confidence']:.2f}): "
+              f"{strategy['reason']}")
+        for alternative in strategy["alternatives"]:
+            print(f"  alternative: {alternative['name']} ({alternative['confidence']:.2f}): {alternative['reason']}")
+    return 0
+
+
+def print_result(result: dict[str, Any], args: argparse.Namespace) -> None:
+
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+        return
+    print(result["answer"])
+    if result.get("citations"):
+        print("\nCitations:")
+        for citation in result["citations"]:
+            where = citation["url"] or citation["id"]
+            title = f" {citation['title']}" if citation["title"] else ""
+            print(f"  [{citation['n']}]{title} ({where})")
+    if result.get("evidence"):
+        print("\nEvidence:")
+        for item in result["evidence"]:
+            print(f"  [{item['n']}] {' '.join(item['sentence'].split())}  (score {item['score']:.2f})")
+    print(
+        f"\nCRAG verdict: {result.get('verdict', '-')}" + ("; abstained" if result.get("abstained") else "")
+    )
+    strategy = result.get("strategy") or {}
+    if strategy.get("name", "manual") != "manual" or strategy.get("tier"):
+        tier = f", tier {strategy['tier']}" if strategy.get("tier") else ""
+        print(f"Retrieval strategy: {strategy['name']}{tier} ({strategy['reason']})")
+    if args.trace:
+        total = sum(entry.get("duration_ms", 0) for entry in result["trace"])
+        print(f"\nTrace ({total / 1000:.2f} s):\n" + format_trace(result["trace"]))
+
+
+def server_command(port: int, reload: bool = False) -> list[str]:
+    """The `langgraph dev` command line: local only, no browser, the project's langgraph.json."""
+    executable = shutil.which("langgraph") or str(Path(sys.executable).with_name("langgraph"))
+    command = [
+        executable,
+        "dev",
+        "--no-browser",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--config",
+        str(ROOT / "langgraph.json"),
+    ]
+    return command if reload else [*command, "--no-reload"]
+
+
+def server_env(index: str | None = None) -> dict[str, str]:
+    env = {**os.environ, **OFFLINE_SERVER_ENV}
+    if index:
+        env["CRAGRAPH_INDEX"] = str(Path(index).resolve())
+    return env
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    command = server_command(args.port, args.reload)
+    if not Path(command[0]).exists():
+        raise FileNotFoundError("`langgraph` not found: pip install 'langgraph-cli[inmem]'")
+    print(
+        f"LangGraph dev server on http://127.0.0.1:{args.port} (Ctrl-C to stop); Studio: "
+        f"https://smith.langchain.com/studio/?baseUrl=http://127.0.0.1:{args.port}",
+        file=sys.stderr,
+    )
+    process = subprocess.Popen(command, cwd=ROOT, env=server_env(args.index))
+    try:
+        return process.wait()
+    except KeyboardInterrupt:
+        process.send_signal(signal.SIGINT)
+        return process.wait()
+
+
+def format_trace(trace: list[dict[str, Any]]) -> str:
+    """The trace as a Markdown table (for `cragraph ask --trace` and the README)."""
+    lines = ["| # | node | decision | counts | top scores | ms | note |", "|---|---|---|---|---|---|---|"]
+    for i, entry in enumerate(trace, start=1):
+        counts = ", ".join(f"{k}={v}" for k, v in entry.get("counts", {}).items())
+        scores = ", ".join(f"{s:.2f}" for s in entry.get("top_scores", []))
+        note = str(entry.get("note", "")).replace("|", "/")
+        lines.append(
+            f"| {i} | {entry['node']} | {entry['decision']} | {counts} | {scores} | "
+            f"{entry.get('duration_ms', 0):.0f} | {note} |"
+        )
+    return "\n".join(lines)

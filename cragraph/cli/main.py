@@ -1,0 +1,168 @@
+"""The `cragraph` command line: index, search, ask, serve, eval."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+
+from cragraph.cli.agent import register as register_agent_commands
+from cragraph.cli.evaluator import add_eval_evaluator, add_train_evaluator
+from cragraph.cli.options import DEFAULT_INDEX, parse_filters
+from cragraph.cli.plan import register as register_plan_commands
+from cragraph.cli.qa import add_eval_qa, add_eval_qa_suite
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "run", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.run(args) or 0
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except (FileNotFoundError, ValueError, LookupError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    except Exception as error:
+        from stores.bundle import BundleError
+
+        if isinstance(error, BundleError):
+            print(f"error: {error}", file=sys.stderr)
+            return 1
+        raise
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cragraph", description=__doc__)
+    commands = parser.add_subparsers(title="commands")
+    register_agent_commands(commands)
+    register_plan_commands(commands)
+    add_train_evaluator(commands)
+
+    index = commands.add_parser("index", help="index files or folders (.jsonl .txt .md .html) into a bundle")
+    index.add_argument("paths", nargs="*", help="files or folders to add (re-adding a changed file updates it)")
+    index.add_argument("--index", default=DEFAULT_INDEX, help="bundle folder (default: %(default)s)")
+    index.add_argument("--embedder", default=None,
+                       help="embedding model for a new index: e5-small (default), minilm, a local folder or "
+                            "a Hugging Face id")
+    index.add_argument("--rebuild", action="store_true", help="build a fresh index instead of updating")
+    index.add_argument("--delete", nargs="+", default=[], metavar="DOC_ID", help="document ids to remove")
+    index.add_argument("--quiet", action="store_true", help="no progress bars")
+    index.set_defaults(run=_index)
+
+    search = commands.add_parser("search", help="ranked chunks for a question, with every score")
+    search.add_argument("question")
+    search.add_argument("--index", default=DEFAULT_INDEX)
+    search.add_argument("--mode", choices=("hybrid", "bm25", "dense"), default="hybrid")
+    search.add_argument("-k", type=int, default=10)
+    search.add_argument("--filter", action="append", default=[], metavar="KEY=VALUE",
+                        help="metadata filter; KEY=VALUE for equality, KEY=PREFIX* for a prefix "
+                             "(e.g. category=cs.*); repeatable")
+    search.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    search.set_defaults(run=_search)
+
+    evaluate = commands.add_parser("eval", help="benchmarks")
+    targets = evaluate.add_subparsers(title="what to evaluate")
+    retrieval = targets.add_parser("retrieval", help="R@k, AllGold@5, MRR and latency per retrieval mode")
+    retrieval.add_argument("--dataset", required=True, action="append",
+                           help="folder with questions.jsonl and corpus.jsonl (repeatable)")
+    retrieval.add_argument("--ablate", default="",
+                           help="comma-separated techniques to flip against the defaults, in one run: "
+                                "entities, multi_query, prf, query_class_alpha, query2doc, hyde, metadata_boost "
+                                "(replaces --modes)")
+    retrieval.add_argument("--chat-model", default="", help="chat model for query2doc / hyde (default: embedded)")
+    retrieval.add_argument("--modes", default="bm25,dense,hybrid",
+                           help="comma-separated: bm25, dense, hybrid, hybrid-rrf|score|dynamic, multihop "
+                                "(default: %(default)s)")
+    retrieval.add_argument("--embedder", default="e5-small")
+    retrieval.add_argument("--limit", type=int, default=None, help="first N questions only")
+    retrieval.add_argument("--out", type=Path, default=None, help="JSON report path")
+    retrieval.add_argument("--index-root", type=Path, default=None,
+                           help="where dataset indexes are kept (default: the user cache folder)")
+    retrieval.set_defaults(run=_eval_retrieval)
+    add_eval_evaluator(targets)
+    add_eval_qa(targets)
+    add_eval_qa_suite(targets)
+    return parser
+
+
+def _index(args: argparse.Namespace) -> int:
+    from stores.bundle import IndexBundle, IndexSettings
+
+    progress = not args.quiet
+    path = Path(args.index)
+    if not args.paths and not args.delete:
+        raise ValueError("nothing to do: give files or folders to index, or --delete DOC_ID")
+    if args.rebuild or not path.exists():
+        if not args.paths:
+            raise ValueError(f"no index at {path} to delete from")
+        settings = IndexSettings(embedder=args.embedder or IndexSettings.embedder)
+        bundle, report = IndexBundle.build(path, args.paths, settings, progress=progress)
+    else:
+        bundle = IndexBundle.open(path, embedder=args.embedder)
+        report = bundle.add(args.paths, progress=progress) if args.paths else None
+        if args.delete:
+            deleted = bundle.delete(args.delete)
+            report = deleted if report is None else report
+            if report is not deleted:
+                report.documents_deleted, report.chunks_deleted = deleted.documents_deleted, deleted.chunks_deleted
+                report.skipped += deleted.skipped
+    for source, reason in report.skipped:
+        print(f"skipped {source}: {reason}", file=sys.stderr)
+    counts = bundle.manifest["counts"]
+    print(f"{report.summary()}\nindex {path}: {counts['documents']} documents, {counts['chunks']} chunks, "
+          f"embedder {bundle.settings.embedder}")
+    return 0
+
+
+def _search(args: argparse.Namespace) -> int:
+    from cragraph.retrieval.retriever import HybridRetriever
+    from stores.bundle import IndexBundle
+
+    bundle = IndexBundle.open(args.index)
+    hits = HybridRetriever(bundle).search(args.question, k=args.k, mode=args.mode,
+                                          filters=parse_filters(args.filter))
+    if args.json:
+        print(json.dumps([h.to_dict() for h in hits], ensure_ascii=False, indent=2))
+        return 0
+    if not hits:
+        print("no results")
+        return 0
+    print("| # | chunk | score | bm25 | dense | title | text |\n|---|---|---|---|---|---|---|")
+    for rank, hit in enumerate(hits, start=1):
+        bm25 = hit.scores.get("bm25")
+        dense = hit.scores.get("dense")
+        text = " ".join(hit.chunk.text.split())
+        print(f"| {rank} | {hit.chunk.id} | {hit.score:.4f} | {'' if bm25 is None else f'{bm25:.2f}'} | "
+              f"{'' if dense is None else f'{dense:.3f}'} | {hit.chunk.title} | "
+              f"{text[:100]}{'…' if len(text) > 100 else ''} |")
+    return 0
+
+
+def _eval_retrieval(args: argparse.Namespace) -> int:
+    if args.ablate:
+        from cragraph.bench.ablation import run_ablations
+
+        ablate = [m.strip() for m in args.ablate.split(",") if m.strip()]
+        run_ablations(args.dataset, ablate, embedder=args.embedder, limit=args.limit, out=args.out,
+                      index_root=args.index_root, chat_model=args.chat_model)
+        return 0
+    from cragraph.bench.retrieval import run_retrieval_eval
+
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    for dataset in args.dataset:
+        out = args.out if len(args.dataset) == 1 or args.out is None else \
+            args.out.with_name(f"{args.out.stem}-{Path(dataset).name}{args.out.suffix}")
+        run_retrieval_eval(dataset, modes, embedder=args.embedder, limit=args.limit, out=out,
+                           index_root=args.index_root)
+    return 0

@@ -1,0 +1,96 @@
+"""Rule-based decomposition of typical multi-hop questions, the fallback when no LLM gives a valid plan.
+
+Two shapes cover most bridge and comparison questions:
+- bridge ("Who founded the label that released Thriller?"): the rightmost noun phrase with a relative clause
+  running to the end of the question is asked first and its answer fills a slot in the rest. Repeated, so
+  nested clauses become a chain ("... the state that borders the state where X died" -> 3 hops).
+- comparison ("Which is older, A or B?", "Are A and B both ...?"): one independent sub-question per item.
+A question neither shape matches gets no rule plan (the caller degrades to single-hop).
+"""
+
+from __future__ import annotations
+
+import re
+
+from cragraph.planning.plan import Decomposition, SubQuestion
+
+_RELATIVE = re.compile(
+    r"(?P<np>\b(?:the|a|an)\s+(?:[\w'\-]+\s+){0,5}?[\w'\-]+)\s+"
+    r"(?P<rel>that|which|who|whom|whose|where|when|in which|from which|by which)\s+"
+    r"(?P<clause>[^?]{3,}?)\s*\??$",
+    re.IGNORECASE,
+)
+_COMPARISON = re.compile(r"^(?P<head>.+?),\s*(?P<a>[^,]+?)\s+or\s+(?P<b>[^,?]+?)\s*\?*$", re.IGNORECASE)
+_BOTH = re.compile(
+    r"^(?:are|were|is|was|do|did|does)\s+(?P<a>.+?)\s+and\s+(?P<b>.+?)\s+both\s+(?P<rest>[^?]+)\??$",
+    re.IGNORECASE,
+)
+MAX_HOPS = 4
+
+
+def rule_decomposition(question: str) -> Decomposition | None:
+    """A valid DAG for a recognised shape, or None."""
+    text = " ".join(question.split())
+    return _comparison(text) or _bridge(text)
+
+
+def _comparison(text: str) -> Decomposition | None:
+    both = _BOTH.match(text)
+    if both:
+        rest = both.group("rest")
+        items = [both.group("a"), both.group("b")]
+        return Decomposition(
+            sub_questions=[
+                SubQuestion(id=f"q{i}", text=f"Is {item} {rest}?") for i, item in enumerate(items, start=1)
+            ]
+        )
+    match = _COMPARISON.match(text)
+    if not match:
+        return None
+    head = match.group("head").rstrip(" ,")
+    subject = re.sub(
+        r"^(which|who|what)\s+(one\s+|of these\s+|of the two\s+)?", "", head, flags=re.IGNORECASE
+    )
+    items = [match.group("a").strip(), match.group("b").strip()]
+    if any(len(item.split()) > 8 for item in items):
+        return None
+    return Decomposition(
+        sub_questions=[
+            SubQuestion(id=f"q{i}", text=f"{item}: {subject}") for i, item in enumerate(items, start=1)
+        ]
+    )
+
+
+def _bridge(text: str) -> Decomposition | None:
+    """Peel relative clauses from the right; each peeled phrase is a hop whose answer fills the next."""
+    hops: list[str] = []
+    rest = text
+    while len(hops) < MAX_HOPS - 1:
+        match = _last_relative(rest)
+        if not match:
+            break
+        inner = rest[match.start("np") :].rstrip(" ?")
+        outer = rest[: match.start("np")].rstrip()
+        if len(outer.split()) < 2:
+            break
+        hops.append(inner)
+        rest = f"{outer} {{x{len(hops)}}}?"
+    if not hops:
+        return None
+    # hops[0] is the innermost phrase (no slot); hop i uses {x<i>} and produces {x<i+1>}.
+    nodes = [
+        SubQuestion(id=f"q{i}", text=hop, deps=[f"q{i - 1}"] if i > 1 else [], slot=f"x{i}")
+        for i, hop in enumerate(hops, start=1)
+    ]
+    nodes.append(SubQuestion(id=f"q{len(hops) + 1}", text=rest, deps=[f"q{len(hops)}"]))
+    return Decomposition(sub_questions=nodes)
+
+
+def _last_relative(text: str) -> re.Match[str] | None:
+    """The relative-clause phrase that starts furthest right and runs to the end of the text."""
+    best = None
+    for start in [m.start() for m in re.finditer(r"\b(?:the|a|an)\s", text, re.IGNORECASE)]:
+        match = _RELATIVE.match(text, start)
+        if match and match.start("np") == start and "{x" not in match.group("np"):
+            best = match
+    return best

@@ -1,0 +1,134 @@
+"""Typed graph state: what goes in, what comes out, and everything the nodes pass along in between.
+
+Every value is JSON-able (hits and passages are plain dicts), so any checkpointer can store the state.
+Lists that several nodes or loop rounds add to use reducers; everything else is replaced by its writer.
+"""
+
+from __future__ import annotations
+
+import operator
+import time
+from collections.abc import Iterable
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
+
+Verdict = Literal["correct", "ambiguous", "incorrect"]
+
+
+def merge_dicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
+    """Reducer for `debug`: later stages add their keys beside earlier ones."""
+    return {**(left or {}), **(right or {})}
+
+
+class InputState(TypedDict):
+    """What a caller gives: the question and, optionally, metadata filters (e.g. {"language": "ru"}) and
+    `recommend_only` (return the retrieval strategy recommendation and its alternatives, retrieving nothing)."""
+
+    question: str
+    filters: NotRequired[dict[str, Any] | None]
+    recommend_only: NotRequired[bool]
+
+
+class Citation(TypedDict):
+    """Answer citation [n]: an index chunk (id = chunk id) or a web page (id = url)."""
+
+    n: int
+    id: str
+    title: str
+    source: Literal["index", "web"]
+    url: str | None
+    doc_id: str | None
+
+
+class Evidence(TypedDict):
+    """A sentence of the context that supports the answer, with the citation number it belongs to."""
+
+    n: int
+    sentence: str
+    score: float
+
+
+class HighlightSentence(TypedDict):
+    """An evidence sentence of a passage; start/end are character offsets into the passage's source text
+    (the chunk text stored under passage_id, or the web page's content)."""
+
+    text: str
+    score: float
+    start: int
+    end: int
+
+
+class Highlight(TypedDict):
+    """The evidence sentences of one context passage; number is its 1-based position in the context."""
+
+    passage_id: str
+    number: int
+    sentences: list[HighlightSentence]
+
+
+class OutputState(TypedDict, total=False):
+    """What a run returns."""
+
+    answer: str
+    citations: list[Citation]
+    evidence: list[Evidence]
+    verdict: Verdict
+    abstained: bool
+    language: str
+    highlights: list[Highlight]
+    # the retrieval strategy: name, tier, reason, confidence, alternatives, allowed techniques (nodes/strategy.py)
+    strategy: dict[str, Any]
+    trace: Annotated[list[dict[str, Any]], operator.add]
+    debug: Annotated[dict[str, Any], merge_dicts]
+
+
+class State(InputState, OutputState, total=False):
+    """The full state. Passages are dicts: {id, doc_id, title, text, url, source, score, scores, ...}."""
+
+    route: Literal["single", "multihop"]
+    keywords: str
+    variants: list[str]
+    query: str
+    hits: list[dict[str, Any]]
+    candidates: list[dict[str, Any]]
+    grades: list[float]
+    knowledge: list[dict[str, Any]]
+    web_knowledge: list[dict[str, Any]]
+    web_status: str
+    selected: list[dict[str, Any]]
+    retrieval_round: int
+    max_retrieval_rounds: int
+    # written by the multi-hop subgraph (graph/multihop.py)
+    facets: list[str]
+    plan_dsl: str
+    compiled_plan: dict[str, Any]
+    evidence_hits: list[dict[str, Any]]
+    decomposition_source: str
+    multihop_answer: str | None
+
+
+class StageTimer:
+    """Started when a node begins; `record` turns it into the node's trace entry."""
+
+    def __init__(self, node: str):
+        self.node = node
+        self.started = time.perf_counter()
+
+    def record(
+        self,
+        decision: str,
+        counts: dict[str, int] | None = None,
+        top_scores: Iterable[float] = (),
+        note: str | None = None,
+        **extra: Any,
+    ) -> dict[str, Any]:
+        entry: dict[str, Any] = {
+            "node": self.node,
+            "decision": decision,
+            "counts": dict(counts or {}),
+            "top_scores": [round(float(s), 4) for s in sorted(top_scores, reverse=True)[:3]],
+            "duration_ms": round((time.perf_counter() - self.started) * 1000.0, 1),
+        }
+        if note:
+            entry["note"] = note
+        entry.update(extra)
+        return entry

@@ -1,0 +1,47 @@
+"""What every node needs: its run's settings, the cached index bundle and the cached evaluator.
+
+Heavy objects come from the per-process caches (load_bundle, load_embedder, load_evaluator, load_chat_model),
+never from state, so state stays JSON-able and a server loads each model once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cragraph.context import Context
+from cragraph.models.embedder import canonical_name
+from evaluators.base import RelevanceEvaluator
+from evaluators.registry import load_evaluator
+from stores.bundle import IndexBundle, load_bundle
+
+
+def settings_of(runtime: Any) -> Context:
+    """The run's Context; a run started without one (Studio, a bare invoke) gets the defaults + env."""
+    context = getattr(runtime, "context", None) if runtime is not None else None
+    if context is None:
+        return Context()
+    if isinstance(context, dict):
+        return Context(**context)
+    return context
+
+
+def bundle_of(settings: Context) -> IndexBundle:
+    """The index bundle, opened once per process; refuses an embedder other than the index's own."""
+    bundle = load_bundle(settings.index)
+    built_with = bundle.settings.embedder
+    if settings.embedder and canonical_name(settings.embedder) != canonical_name(built_with):
+        raise ValueError(
+            f"the index at {settings.index} was built with embedder {built_with!r}, "
+            f"not {settings.embedder!r}; use its embedder or rebuild the index"
+        )
+    return bundle
+
+
+def evaluator_spec(settings: Context, bundle: IndexBundle) -> str:
+    """'cosine' means the calibrated cosine on the index's own embedder."""
+    spec = settings.evaluator.strip()
+    return f"cosine:{bundle.settings.embedder}" if spec.lower() == "cosine" else spec
+
+
+def evaluator_of(settings: Context, bundle: IndexBundle) -> RelevanceEvaluator:
+    return load_evaluator(evaluator_spec(settings, bundle))

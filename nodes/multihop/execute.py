@@ -1,0 +1,116 @@
+"""execute: the parsed plan run by the deterministic runtime over the index; its evidence goes to selection.
+
+The LLM is used here only when switched on, as a value source (EXTRACT_ANSWER, SYNTHESIZE) behind strict JSON;
+the control flow is the plan's. Evidence leaves as passage dicts (`knowledge`, what select reads) and as
+Hit.to_dict() records (`evidence_hits`), best first, at most the plan's max_evidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from cragraph.context import Context
+from cragraph.knowledge.passages import passage_of
+from cragraph.models.structured import ask_structured
+from cragraph.planning.dsl import Plan
+from cragraph.planning.runtime import PlanRun, PlanRuntime, ValueFn
+from cragraph.planning.settings import PREFIX, MultihopSettings
+from cragraph.retrieval.retriever import HybridRetriever, RetrievalSettings
+from cragraph.settings import section
+from cragraph.state import StageTimer
+from nodes._runtime import bundle_of, evaluator_of, settings_of
+from prompts.extract_answer import ShortAnswer, extract_answer_messages
+from prompts.synthesize import synthesize_messages
+from stores.bundle import IndexBundle
+from stores.text import language_of
+from stores.types import Hit
+
+
+def llm_value_fn(spec: str, build_messages: Any, max_passages: int = 5) -> ValueFn:
+    """A ValueFn asking the chat model for {"answer": ...} over the top passages."""
+
+    def ask(question: str, hits: list[Hit]) -> tuple[str | None, str | None]:
+        messages = build_messages(question, [h.chunk.passage for h in hits[:max_passages]])
+        parsed, error = ask_structured(spec, messages, ShortAnswer, max_new_tokens=48)
+        if parsed is None:
+            return None, error
+        value = (parsed.answer or "").strip()
+        return (value, None) if value else (None, "the model found no answer")
+
+    return ask
+
+
+def plan_runtime(
+    bundle: IndexBundle,
+    settings: Context,
+    multihop: MultihopSettings,
+    question: str,
+    filters: dict[str, Any] | None,
+    plan: Plan | None = None,
+) -> PlanRuntime:
+    """A runtime searching `bundle` with the Context's retrieval settings and filters."""
+    retriever = HybridRetriever(bundle, section(RetrievalSettings, settings, "retrieval_"))
+
+    def search(query: str, k: int) -> list[Hit]:
+        return retriever.search(query, k=k, filters=filters or None)
+
+    spec = settings.model_for(multihop.decompose_model)
+    needs_evaluator = multihop.grade_steps or (
+        plan is not None and any(s.op == "FILTER_CE" for s in plan.steps)
+    )
+    if multihop.grade_steps and plan is not None:
+        for step in plan.steps:
+            if step.op == "RETRIEVE":
+                step.args.setdefault("grade", True)
+    return PlanRuntime(
+        search,
+        multihop.limits(),
+        extract_answer=llm_value_fn(spec, extract_answer_messages) if multihop.llm_extract else None,
+        synthesize=llm_value_fn(spec, synthesize_messages, 8) if multihop.llm_synthesize else None,
+        evaluator=evaluator_of(settings, bundle) if needs_evaluator else None,
+        grade_thresholds=(settings.upper, settings.lower),
+        language=language_of(question),
+    )
+
+
+def run_plan(plan: Plan, settings: Context, question: str, filters: dict[str, Any] | None = None) -> PlanRun:
+    multihop = section(MultihopSettings, settings, PREFIX)
+    return plan_runtime(bundle_of(settings), settings, multihop, question, filters, plan).run(plan)
+
+
+def plan_execute(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+    timer = StageTimer("execute")
+    settings = settings_of(runtime)
+    plan = Plan.model_validate(state["plan"])
+    run = run_plan(plan, settings, state["question"], state.get("filters"))
+    evidence = run.evidence
+    failed = run.failed
+    counts = {
+        "steps": len(run.records),
+        "failed": len(failed),
+        "evidence": len(evidence),
+        "searches": sum(1 for r in run.records if r["op"] in ("RETRIEVE", "MAP_RETRIEVE")),
+    }
+    return {
+        "step_results": run.records,
+        "evidence_hits": [hit.to_dict() for hit in evidence],
+        "knowledge": passages(evidence),
+        "multihop_answer": run.answer,
+        "trace": [
+            timer.record(
+                f"{len(evidence)} evidence passages from {len(run.records)} steps",
+                counts,
+                [h.score for h in evidence],
+                note=f"failed: {', '.join(failed)}" if failed else None,
+                steps=run.records,
+            )
+        ],
+    }
+
+
+def passages(hits: Sequence[Hit]) -> list[dict[str, Any]]:
+    """Evidence as the main graph's passage dicts, with the plan steps that found each one."""
+    return [{**passage_of(hit), "plan_steps": list(hit.sources)} for hit in hits]
