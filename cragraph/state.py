@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterable
 from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
-Verdict = Literal["correct", "ambiguous", "incorrect"]
+from evaluators.base import Grade
 
 
 def merge_dicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
@@ -71,7 +71,7 @@ class OutputState(TypedDict, total=False):
     answer: str
     citations: list[Citation]
     evidence: list[Evidence]
-    verdict: Verdict
+    verdict: Grade  # the CRAG grade of the retrieved passages
     abstained: bool
     language: str
     highlights: list[Highlight]

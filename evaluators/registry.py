@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 from evaluators.base import RelevanceEvaluator
 
@@ -37,35 +38,61 @@ def clear_evaluator_cache() -> None:
     _build.cache_clear()
 
 
+def _cosine(target: str) -> RelevanceEvaluator:
+    from evaluators.cosine import CosineEvaluator
+
+    return CosineEvaluator(target or "e5-small")
+
+
+def _head(target: str) -> RelevanceEvaluator:
+    from evaluators.embedded import DEFAULT_WEIGHTS, EmbeddedEvaluator
+
+    return EmbeddedEvaluator(DEFAULT_WEIGHTS if target.lower() == "default" else target)
+
+
+def _t5(target: str) -> RelevanceEvaluator:
+    from evaluators.t5 import T5Evaluator
+
+    return T5Evaluator(target)
+
+
+def _cross_encoder(target: str) -> RelevanceEvaluator:
+    from evaluators.cross_encoder import CrossEncoderEvaluator
+
+    return CrossEncoderEvaluator(target)
+
+
+def _llm(target: str) -> RelevanceEvaluator:
+    from evaluators.llm_grader import LLMGraderEvaluator
+
+    if target.lower() in ("embedded", "smollm2"):
+        from cragraph.models.chat import EmbeddedChatModel
+
+        model = EmbeddedChatModel(max_new_tokens=EMBEDDED_GRADER_MAX_NEW_TOKENS)
+        return LLMGraderEvaluator(model, name=f"llm:{target}")
+    from cragraph.models.chat import load_chat_model
+
+    return LLMGraderEvaluator(load_chat_model(target), name=f"llm:{target}", max_concurrency=4)
+
+
+# kind -> factory(target) for specs "kind:target"; `register_evaluator` adds one (a user's own scorer, a test's).
+EVALUATOR_FACTORIES: dict[str, Callable[[str], RelevanceEvaluator]] = {
+    "cosine": _cosine, "head": _head, "t5": _t5, "cross-encoder": _cross_encoder, "llm": _llm,
+}
+_NEEDS_TARGET = frozenset({"head", "t5", "cross-encoder", "llm"})
+
+
+def register_evaluator(kind: str, factory: Callable[[str], RelevanceEvaluator]) -> None:
+    """Make `kind:<target>` specs build with `factory(target)` (replacing any earlier factory of that kind)."""
+    EVALUATOR_FACTORIES[kind.strip().lower()] = factory
+    clear_evaluator_cache()
+
+
 @functools.cache
 def _build(spec: str) -> RelevanceEvaluator:
     kind, _, target = spec.partition(":")
     kind, target = kind.strip().lower(), target.strip()
-    if kind == "cosine":
-        from evaluators.cosine import CosineEvaluator
-
-        return CosineEvaluator(target or "e5-small")
-    if kind == "head" and target:
-        from evaluators.embedded import DEFAULT_WEIGHTS, EmbeddedEvaluator
-
-        return EmbeddedEvaluator(DEFAULT_WEIGHTS if target.lower() == "default" else target)
-    if kind == "t5" and target:
-        from evaluators.t5 import T5Evaluator
-
-        return T5Evaluator(target)
-    if kind == "cross-encoder" and target:
-        from evaluators.cross_encoder import CrossEncoderEvaluator
-
-        return CrossEncoderEvaluator(target)
-    if kind == "llm" and target:
-        from evaluators.llm_grader import LLMGraderEvaluator
-
-        if target.lower() in ("embedded", "smollm2"):
-            from cragraph.models.chat import EmbeddedChatModel
-
-            model = EmbeddedChatModel(max_new_tokens=EMBEDDED_GRADER_MAX_NEW_TOKENS)
-            return LLMGraderEvaluator(model, name=f"llm:{target}")
-        from cragraph.models.chat import load_chat_model
-
-        return LLMGraderEvaluator(load_chat_model(target), name=f"llm:{target}", max_concurrency=4)
-    raise ValueError(f"unknown evaluator spec {spec!r}; accepted forms: {', '.join(ACCEPTED_FORMS)}")
+    factory = EVALUATOR_FACTORIES.get(kind)
+    if factory is None or (kind in _NEEDS_TARGET and not target):
+        raise ValueError(f"unknown evaluator spec {spec!r}; accepted forms: {', '.join(ACCEPTED_FORMS)}")
+    return factory(target)

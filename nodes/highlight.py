@@ -3,10 +3,10 @@
 Runs between select and answer. Every passage of the selected context is cut into the answer's own units
 (cragraph.knowledge.strips: sentences, short ones joined) and scored by
 cragraph.knowledge.evidence.scored_sentences, the scoring the answer uses (the run's evaluator, by default the
-calibrated cosine on the index's embedder; strips refine already scored are reused). For a multi-hop plan each strip also gets the best score against a sub-question
-(facet), so evidence for every hop survives. The best strips are kept per passage (`highlight_per_passage`)
-and overall (`highlight_total`), above `highlight_min_score`: each passage's best comes first, so as many
-passages as the total allows keep evidence.
+calibrated cosine on the index's embedder; strips refine already scored are reused). For a multi-hop plan
+each strip also gets the best score against a sub-question (facet), so evidence for every hop survives. The
+best strips are kept per passage (`highlight_per_passage`) and overall (`highlight_total`), above
+`highlight_min_score`: each passage's best comes first, so as many passages as the total allows keep evidence.
 
 Output `highlights`: [{passage_id, number, sentences: [{text, score, start, end}]}], `number` being the
 passage's 1-based position in the context (the [n] the answer prompt uses) and start/end character offsets into

@@ -70,10 +70,13 @@ def build_tiny_index(folder: Path, embedder_dir: Path, docs: Sequence[dict] = DO
 
 def use_keyword_evaluator(monkeypatch) -> KeywordEvaluator:
     """Make every node grade and refine with KeywordEvaluator instead of loading one by spec."""
-    import nodes._runtime
+    import functools
+
+    from evaluators import registry
 
     evaluator = KeywordEvaluator()
-    monkeypatch.setattr(nodes._runtime, "load_evaluator", lambda spec: evaluator)
+    monkeypatch.setitem(registry.EVALUATOR_FACTORIES, "cosine", lambda target: evaluator)
+    monkeypatch.setattr(registry, "_build", functools.cache(registry._build.__wrapped__))  # a cache of its own
     return evaluator
 
 

@@ -31,7 +31,8 @@ def bundle():
     if root is None:
         pytest.skip(
             f"the MuSiQue index is not built yet ({roots[-1] / name}); build it once with "
-            "`cragraph eval retrieval --dataset ../shared/data/hipporag_legacy_train100/musique --modes hybrid,multihop`"
+            "`cragraph eval retrieval --dataset ../shared/data/hipporag_legacy_train100/musique "
+            "--modes hybrid,multihop`"
         )
     return dataset, dataset_index(dataset, "e5-small", root, progress=False)
 

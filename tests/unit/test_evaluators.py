@@ -362,3 +362,27 @@ def test_cosine_evaluator_embeds_each_passage_once_and_keeps_scores_identical():
     assert embedder.embedded == ["alpha", "beta", "gamma"]
     assert first[1] == again[0] and first[0] == first[2]
     assert evaluator.score("q", []) == []
+
+
+def test_a_registered_evaluator_kind_is_built_from_its_spec(monkeypatch):
+    import functools
+
+    from evaluators import registry
+
+    class Constant(RelevanceEvaluator):
+        name = "constant"
+
+        def __init__(self, value: float):
+            self.value = value
+
+        def _score_batch(self, question, passages):
+            return [self.value] * len(passages)
+
+    monkeypatch.setattr(registry, "EVALUATOR_FACTORIES", dict(registry.EVALUATOR_FACTORIES))
+    monkeypatch.setattr(registry, "_build", functools.cache(registry._build.__wrapped__))
+    registry.register_evaluator("constant", lambda target: Constant(float(target)))
+    evaluator = registry.load_evaluator("constant:0.25")
+    assert evaluator.score("q", ["a", "b"]) == [0.25, 0.25]
+    assert registry.load_evaluator("constant:0.25") is evaluator
+    with pytest.raises(ValueError, match="unknown evaluator spec"):
+        registry.load_evaluator("nothing:here")
