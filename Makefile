@@ -32,3 +32,4 @@ test: install
 
 lint: install
 	$(BIN)/ruff check .
+	$(BIN)/mypy

@@ -106,6 +106,40 @@ class State(InputState, OutputState, total=False):
     multihop_answer: str | None
 
 
+class MultihopInput(TypedDict):
+    """What the planning subgraph takes."""
+
+
+    question: str
+    filters: NotRequired[dict[str, Any] | None]
+
+
+class MultihopOutput(TypedDict, total=False):
+    """What the planning subgraph hands back to the main graph (see graph/multihop.py)."""
+
+
+    knowledge: list[dict[str, Any]]
+    evidence_hits: list[dict[str, Any]]
+    facets: list[str]
+    plan_dsl: str
+    compiled_plan: dict[str, Any]
+    decomposition_source: str
+    multihop_answer: str | None
+    trace: Annotated[list[dict[str, Any]], operator.add]
+
+
+class MultihopState(MultihopInput, MultihopOutput, total=False):
+    """Everything the phases pass along; all JSON-able."""
+
+    decomposition: dict[str, Any] | None  # Decomposition.model_dump(): the sub-questions DAG
+    decomposition_reply: str  # the last candidate (or error), fed back to an LLM retry
+    decompose_stage: int  # index into the fallback chain: the loop's budget
+    plan_errors: list[str]
+    plan_valid: bool
+    plan: dict[str, Any]  # Plan.model_dump(): the parsed DSL
+    step_results: list[dict[str, Any]]  # one record per executed step
+
+
 class StageTimer:
     """Started when a node begins; `record` turns it into the node's trace entry."""
 

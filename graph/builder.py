@@ -29,7 +29,7 @@ NODES = ("understand", "multihop", "retrieve", "rerank", "grade", "refine", "web
          "highlight", "answer")
 
 
-def build_graph() -> StateGraph:
+def build_graph() -> StateGraph[State, Context, InputState, OutputState]:
     builder = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
     builder.add_node("understand", understand)
     builder.add_node("multihop", multihop_graph)

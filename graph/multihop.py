@@ -19,51 +19,20 @@ records to the parent's `trace` list.
 
 from __future__ import annotations
 
-import operator
-from typing import Annotated, Any, NotRequired, TypedDict
-
 from langgraph.graph import END, START, StateGraph
 
 from cragraph.context import Context
-from cragraph.planning.settings import MultihopSettings
+from cragraph.state import MultihopInput, MultihopOutput, MultihopState
 from nodes.multihop.compile import plan_compile
 from nodes.multihop.decompose import decompose
 from nodes.multihop.execute import plan_execute
 from nodes.multihop.translate import plan_translate
 from nodes.multihop.validate import plan_validate, route_after_validate
 
-__all__ = ["MultihopSettings", "MultihopState", "build_multihop_graph", "multihop_graph"]
+__all__ = ["build_multihop_graph", "multihop_graph"]
 
 
-class MultihopInput(TypedDict):
-    question: str
-    filters: NotRequired[dict[str, Any] | None]
-
-
-class MultihopOutput(TypedDict, total=False):
-    knowledge: list[dict[str, Any]]
-    evidence_hits: list[dict[str, Any]]
-    facets: list[str]
-    plan_dsl: str
-    compiled_plan: dict[str, Any]
-    decomposition_source: str
-    multihop_answer: str | None
-    trace: Annotated[list[dict[str, Any]], operator.add]
-
-
-class MultihopState(MultihopInput, MultihopOutput, total=False):
-    """Everything the phases pass along; all JSON-able."""
-
-    decomposition: dict[str, Any] | None  # Decomposition.model_dump(): the sub-questions DAG
-    decomposition_reply: str  # the last candidate (or error), fed back to an LLM retry
-    decompose_stage: int  # index into the fallback chain: the loop's budget
-    plan_errors: list[str]
-    plan_valid: bool
-    plan: dict[str, Any]  # Plan.model_dump(): the parsed DSL
-    step_results: list[dict[str, Any]]  # one record per executed step
-
-
-def build_multihop_graph() -> StateGraph:
+def build_multihop_graph() -> StateGraph[MultihopState, Context, MultihopInput, MultihopOutput]:
     builder = StateGraph(
         MultihopState, context_schema=Context, input_schema=MultihopInput, output_schema=MultihopOutput
     )

@@ -6,26 +6,26 @@ a web search that ran (or could not) is not repeated: `web_status` remembers it.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from langgraph.graph import END
+from cragraph.state import State
 
 Destination = Literal["refine", "web_search", "rewrite", "select"]
 
 
-def route_question(state: dict[str, Any]) -> Literal["retrieve", "multihop", "__end__"]:
+def route_question(state: State) -> Literal["retrieve", "multihop", "__end__"]:
     """Single-hop questions go through CRAG retrieval; multi-hop ones to the planning subgraph, whose evidence
     goes straight to coverage selection; a recommend-only request ends with the recommendation."""
     if state.get("recommend_only"):
-        return END
+        return "__end__"
     return "multihop" if state.get("route") == "multihop" else "retrieve"
 
 
-def _budget_left(state: dict[str, Any]) -> bool:
+def _budget_left(state: State) -> bool:
     return state.get("retrieval_round", 0) < state.get("max_retrieval_rounds", 0)
 
 
-def route_after_grade(state: dict[str, Any]) -> list[Destination]:
+def route_after_grade(state: State) -> list[Destination]:
     """correct -> refine; ambiguous -> refine and web (in parallel); incorrect -> web, or when the web already
     ran or cannot run: rewrite and retrieve again within the budget, else select (the answer abstains)."""
     verdict = state.get("verdict", "incorrect")
@@ -39,7 +39,7 @@ def route_after_grade(state: dict[str, Any]) -> list[Destination]:
     return ["rewrite"] if _budget_left(state) else ["select"]
 
 
-def route_after_web(state: dict[str, Any]) -> Destination:
+def route_after_web(state: State) -> Destination:
     """After the web: select, unless the grade was incorrect, the web gave nothing and the budget allows
     another retrieval round."""
     if state.get("verdict") == "incorrect" and not state.get("web_knowledge") and _budget_left(state):

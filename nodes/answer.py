@@ -19,7 +19,7 @@ from cragraph.knowledge.evidence import citations, evidence_records, renumber, s
 from cragraph.knowledge.strips import StripSettings
 from cragraph.models.structured import ask_structured
 from cragraph.settings import section
-from cragraph.state import StageTimer
+from cragraph.state import StageTimer, State
 from evaluators.base import RelevanceEvaluator
 from nodes._runtime import bundle_of, evaluator_of, settings_of
 from prompts.answer import AnswerReply, answer_messages
@@ -31,7 +31,7 @@ _SPACES = re.compile(r"\s+")
 
 
 
-def answer(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("answer")
     settings = settings_of(runtime)
     language = state.get("language") or language_of(state["question"])
@@ -145,7 +145,7 @@ def _normalized(text: str) -> str:
     return _SPACES.sub(" ", text).strip().lower()
 
 
-def _web_reason(state: dict[str, Any]) -> str:
+def _web_reason(state: State) -> str:
     status = state.get("web_status")
     return f"; web: {status}" if status and status not in ("ok", "not run") else ""
 

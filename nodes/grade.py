@@ -15,14 +15,14 @@ from cragraph.context import Context
 from cragraph.knowledge.passages import passage_text
 from cragraph.knowledge.vectors import stored_cosines
 from cragraph.models.embedder import canonical_name
-from cragraph.state import StageTimer
+from cragraph.state import StageTimer, State
 from evaluators.base import grade as crag_grade
 from evaluators.cosine import CosineEvaluator, map_cosines
 from evaluators.thresholds import load_thresholds
 from nodes._runtime import bundle_of, evaluator_of, settings_of
 
 
-def grade(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+def grade(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("grade")
     settings = settings_of(runtime)
     bundle = bundle_of(settings)

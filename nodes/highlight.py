@@ -29,12 +29,12 @@ from cragraph.knowledge.evidence import add_facet_scores, choose_evidence, compr
 from cragraph.knowledge.selection import facet_texts
 from cragraph.knowledge.strips import StripSettings
 from cragraph.settings import section
-from cragraph.state import StageTimer
+from cragraph.state import StageTimer, State
 from evaluators.base import RelevanceEvaluator
 from nodes._runtime import bundle_of, evaluator_of, settings_of
 
 
-def highlight(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+def highlight(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("highlight")
     settings = settings_of(runtime)
     context = state.get("selected", [])
@@ -62,7 +62,7 @@ def highlight(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any
         for n, passage in enumerate(context, start=1)
         if kept.get(n)
     ]
-    counts = {
+    counts: dict[str, Any] = {
         "passages": len(context),
         "sentences": len(units),
         "highlighted": sum(len(h["sentences"]) for h in highlights),

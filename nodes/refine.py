@@ -10,11 +10,11 @@ from langgraph.runtime import Runtime
 from cragraph.context import Context
 from cragraph.knowledge.strips import StripSettings, refine_passages
 from cragraph.settings import section
-from cragraph.state import StageTimer
+from cragraph.state import StageTimer, State
 from nodes._runtime import bundle_of, evaluator_of, settings_of
 
 
-def refine(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+def refine(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("refine")
     settings = settings_of(runtime)
     kept_passages = [p for p in state.get("candidates", []) if p.get("grade", 1.0) >= settings.lower]

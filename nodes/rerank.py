@@ -16,12 +16,12 @@ from cragraph.context import Context
 from cragraph.knowledge.passages import passage_text
 from cragraph.knowledge.vectors import stored_cosines
 from cragraph.retrieval.strategy import LATENCY_STATS
-from cragraph.state import StageTimer
+from cragraph.state import StageTimer, State
 from evaluators.registry import load_evaluator
 from nodes._runtime import bundle_of, settings_of
 
 
-def rerank(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+def rerank(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("rerank")
     settings = settings_of(runtime)
     pool = list(state.get("hits", []))

@@ -18,12 +18,12 @@ from cragraph.retrieval.retriever import HybridRetriever, QueryError, RetrievalS
 from cragraph.retrieval.strategy import LATENCY_STATS, apply_strategy, choose_strategy
 from cragraph.retrieval.techniques import PseudoDocWriter, Techniques, run_techniques
 from cragraph.settings import section
-from cragraph.state import StageTimer
+from cragraph.state import StageTimer, State
 from nodes._runtime import bundle_of, settings_of
 from prompts.expansion import expansion_messages
 
 
-def retrieve(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("retrieve")
     settings = settings_of(runtime)
     bundle = bundle_of(settings)

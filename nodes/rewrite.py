@@ -15,13 +15,13 @@ from cragraph.context import Context
 from cragraph.knowledge.passages import passage_text
 from cragraph.models.structured import ask_structured
 from cragraph.retrieval.multi_query import content_words, keyword_form
-from cragraph.state import StageTimer
+from cragraph.state import StageTimer, State
 from nodes._runtime import settings_of
 from prompts.rewrite import Rewrites, rewrite_messages
 from stores.text import language_of
 
 
-def rewrite(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+def rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("rewrite")
     settings = settings_of(runtime)
     question = state["question"]

@@ -14,11 +14,11 @@ from langgraph.runtime import Runtime
 from cragraph.context import Context
 from cragraph.knowledge.selection import facet_texts, greedy_coverage
 from cragraph.knowledge.vectors import passage_vectors, query_vector
-from cragraph.state import StageTimer
+from cragraph.state import StageTimer, State
 from nodes._runtime import bundle_of, settings_of
 
 
-def select(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("select")
     settings = settings_of(runtime)
     pool = [*state.get("knowledge", []), *state.get("web_knowledge", [])]

@@ -17,14 +17,14 @@ from cragraph.knowledge.vectors import query_vector
 from cragraph.models.structured import ask_structured
 from cragraph.retrieval.multi_query import keyword_form
 from cragraph.retrieval.strategy import choose_strategy
-from cragraph.state import StageTimer
+from cragraph.state import StageTimer, State
 from nodes._runtime import bundle_of, settings_of
 from prompts.rewrite import Rewrites, rewrite_messages
 from prompts.route import RouteChoice, route_messages
 from stores.text import language_of
 
 
-def understand(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+def understand(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("understand")
     settings = settings_of(runtime)
     question = (state.get("question") or "").strip()

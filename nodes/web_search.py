@@ -17,13 +17,13 @@ from cragraph.models.structured import ask_structured
 from cragraph.retrieval.multi_query import keyword_form
 from cragraph.retrieval.web import WebSearchClient, WebSearchError
 from cragraph.settings import section
-from cragraph.state import StageTimer
+from cragraph.state import StageTimer, State
 from nodes._runtime import bundle_of, evaluator_of, settings_of
 from prompts.web_query import WebQuery, web_query_messages
 from stores.text import language_of
 
 
-def web_search(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+def web_search(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("web_search")
     settings = settings_of(runtime)
     if not settings.web_search:
@@ -60,7 +60,7 @@ def web_search(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, An
     return update
 
 
-def web_query(state: dict[str, Any], settings: Context) -> tuple[str, str | None]:
+def web_query(state: State, settings: Context) -> tuple[str, str | None]:
     """The search query: the LLM's when switched on and valid, else the question's keywords."""
     question = state["question"]
     rule_based = state.get("keywords") or keyword_form(question)

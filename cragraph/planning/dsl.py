@@ -213,7 +213,7 @@ def parse_dsl(text: str) -> Plan:
         if op not in OP_SIGNATURES:
             raise DSLError(f"line {number}: unknown op {op}; known: {', '.join(OP_SIGNATURES)}")
         inputs, args = _parse_arguments(body, number)
-        steps.append(PlanStep(id=step_id, op=op, inputs=inputs, args=args))
+        steps.append(PlanStep.model_validate({"id": step_id, "op": op, "inputs": inputs, "args": args}))
     if output is None:
         raise DSLError("the plan has no `RETURN id` line")
     plan = Plan(steps=steps, output=output)
@@ -271,7 +271,7 @@ def _parse_arguments(body: str, number: int) -> tuple[list[str], dict[str, Any]]
                 raise DSLError(f"line {number}: argument {key} given twice")
             try:
                 args[key], position = decoder.raw_decode(body, name.end() + 1)
-            except ValueError as error:
+            except json.JSONDecodeError as error:
                 raise DSLError(f"line {number}: value of {key} is not JSON ({error.msg})") from error
         while position < len(body) and body[position] == " ":
             position += 1

@@ -131,7 +131,7 @@ def closest_term(term: str, bm25: BM25Index) -> str | None:
 def synonym_variant(query: str, bm25: BM25Index) -> str:
     """Keywords plus each query term's strongest NPMI neighbour; '' when no term has one."""
     terms = list(dict.fromkeys(tokenize(query)))
-    neighbours = []
+    neighbours: list[str] = []
     for term in terms:
         neighbour = corpus_neighbour(term, bm25, exclude=set(terms) | set(neighbours))
         if neighbour:

@@ -93,7 +93,8 @@ class Techniques:
 
     def switched(self, **on: bool) -> Techniques:
         """A copy with the named techniques (by technique name) switched on or off."""
-        return replace(self, **{SWITCHES[name]: value for name, value in on.items()})
+        switches: dict[str, Any] = {SWITCHES[name]: value for name, value in on.items()}
+        return replace(self, **switches)
 
 
 # technique name -> its switch field, from the fields' metadata; metadata boosts switch by their specs

@@ -12,12 +12,12 @@ from cragraph.models.structured import ask_structured
 from cragraph.planning.plan import CompiledPlan, Decomposition, compile_decomposition, validate_compiled
 from cragraph.planning.settings import PREFIX, MultihopSettings
 from cragraph.settings import section
-from cragraph.state import StageTimer
+from cragraph.state import MultihopState, StageTimer
 from nodes._runtime import settings_of
 from prompts.compile_plan import compile_messages
 
 
-def plan_compile(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+def plan_compile(state: MultihopState, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("compile")
     settings = settings_of(runtime)
     multihop = section(MultihopSettings, settings, PREFIX)

@@ -18,7 +18,7 @@ from cragraph.planning.plan import Decomposition, SubQuestion
 from cragraph.planning.rules import rule_decomposition
 from cragraph.planning.settings import PREFIX, MultihopSettings
 from cragraph.settings import section
-from cragraph.state import StageTimer
+from cragraph.state import MultihopState, StageTimer
 from nodes._runtime import settings_of
 from prompts.decompose import decompose_messages
 from stores.text import language_of
@@ -33,7 +33,7 @@ def single_hop(question: str) -> Decomposition:
     return Decomposition(sub_questions=[SubQuestion(id="q1", text=question.strip())])
 
 
-def decompose(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+def decompose(state: MultihopState, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("decompose")
     settings = settings_of(runtime)
     multihop = section(MultihopSettings, settings, PREFIX)

@@ -20,7 +20,7 @@ from cragraph.planning.runtime import PlanRun, PlanRuntime, ValueFn
 from cragraph.planning.settings import PREFIX, MultihopSettings
 from cragraph.retrieval.retriever import HybridRetriever, RetrievalSettings
 from cragraph.settings import section
-from cragraph.state import StageTimer
+from cragraph.state import MultihopState, StageTimer
 from nodes._runtime import bundle_of, evaluator_of, settings_of
 from prompts.extract_answer import ShortAnswer, extract_answer_messages
 from prompts.synthesize import synthesize_messages
@@ -81,7 +81,7 @@ def run_plan(plan: Plan, settings: Context, question: str, filters: dict[str, An
     return plan_runtime(bundle_of(settings), settings, multihop, question, filters, plan).run(plan)
 
 
-def plan_execute(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+def plan_execute(state: MultihopState, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("execute")
     settings = settings_of(runtime)
     plan = Plan.model_validate(state["plan"])

@@ -10,10 +10,10 @@ from langgraph.runtime import Runtime
 from cragraph.context import Context
 from cragraph.planning.dsl import parse_dsl, to_dsl, translate
 from cragraph.planning.plan import CompiledPlan
-from cragraph.state import StageTimer
+from cragraph.state import MultihopState, StageTimer
 
 
-def plan_translate(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+def plan_translate(state: MultihopState, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("translate")
     plan = translate(CompiledPlan.model_validate(state["compiled_plan"]))
     text = to_dsl(plan)

@@ -14,11 +14,11 @@ from cragraph.context import Context
 from cragraph.planning.plan import Decomposition, validate_decomposition
 from cragraph.planning.settings import PREFIX, MultihopSettings
 from cragraph.settings import section
-from cragraph.state import StageTimer
+from cragraph.state import MultihopState, StageTimer
 from nodes._runtime import settings_of
 
 
-def plan_validate(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+def plan_validate(state: MultihopState, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("validate")
     multihop = section(MultihopSettings, settings_of(runtime), PREFIX)
     source = state.get("decomposition_source", "")
@@ -30,7 +30,7 @@ def plan_validate(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
     )
     valid = raw is not None and not errors
     update: dict[str, Any] = {"plan_valid": valid, "plan_errors": errors}
-    if valid:
+    if raw is not None and valid:
         update["facets"] = [q["text"] for q in raw["sub_questions"]]
         decision = f"{source} plan valid"
     else:
@@ -42,6 +42,6 @@ def plan_validate(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
     return update
 
 
-def route_after_validate(state: dict[str, Any]) -> Literal["compile", "decompose"]:
+def route_after_validate(state: MultihopState) -> Literal["compile", "decompose"]:
     """A valid plan compiles; an invalid one goes back to decompose, whose chain ends in single-hop."""
     return "compile" if state.get("plan_valid") else "decompose"
