@@ -16,7 +16,7 @@ import pytest
 from cragraph.context import Context
 from graph import graph
 from stores.bundle import IndexBundle, IndexSettings
-from tests.tavily_stub import TavilyStub
+from tests.fixtures.tavily_stub import TavilyStub
 
 pytestmark = pytest.mark.integration
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "hotpotqa_migres200"

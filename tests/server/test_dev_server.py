@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from cragraph.cli.agent import server_command, server_env
-from tests.graph_fixtures import build_tiny_index
+from tests.fixtures.graph import build_tiny_index
 
 pytestmark = pytest.mark.server
 ROOT = Path(__file__).resolve().parents[2]

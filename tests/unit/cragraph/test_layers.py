@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TOP_LEVEL = ("graph", "nodes", "evaluators", "prompts", "stores", "cragraph")
 
 # Top to bottom; a module belongs to the first layer one of whose prefixes names it or a package above it.

@@ -15,7 +15,7 @@ from nodes._runtime import bundle_of
 from nodes.grade import grade
 from nodes.rerank import rerank
 from nodes.retrieve import retrieve
-from tests.graph_fixtures import build_tiny_index, context, use_keyword_evaluator
+from tests.fixtures.graph import build_tiny_index, context, use_keyword_evaluator
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ from langgraph.runtime import Runtime
 
 from nodes.answer import answer
 from nodes.highlight import choose_evidence, highlight
-from tests.graph_fixtures import DOCS, build_tiny_index, context, use_keyword_evaluator
+from tests.fixtures.graph import DOCS, build_tiny_index, context, use_keyword_evaluator
 
 QUESTION = "Which sea does the Volga river flow into?"
 

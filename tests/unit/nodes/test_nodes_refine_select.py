@@ -7,7 +7,7 @@ import pytest
 
 from cragraph.knowledge.selection import coverage, greedy_coverage
 from cragraph.knowledge.strips import StripSettings, refine_passages, strip_spans
-from tests.graph_fixtures import KeywordEvaluator
+from tests.fixtures.graph import KeywordEvaluator
 
 TEXT = (
     "The Volga is the longest river in Europe. Tower Bridge is in London. Kazan is a city. "

@@ -11,7 +11,7 @@ import pytest
 from stores import loaders
 from stores.loaders import load_documents
 
-SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+SAMPLES = Path(__file__).resolve().parents[3] / "samples"
 
 
 def _write(path: Path, content: str | bytes) -> Path:

@@ -14,7 +14,7 @@ from cragraph.retrieval.techniques import Techniques, run_techniques
 from cragraph.settings import section
 from nodes._runtime import bundle_of
 from nodes.retrieve import retrieve
-from tests.graph_fixtures import build_tiny_index, context
+from tests.fixtures.graph import build_tiny_index, context
 
 QUESTION = "Which river flows into the Caspian Sea?"
 
@@ -141,7 +141,7 @@ def test_category_boost_is_skipped_without_category_metadata(retriever):
 
 def test_category_boost_ranks_up_the_predicted_category(tmp_path, tiny_embedder_dir):
     from stores.bundle import IndexBundle
-    from tests.graph_fixtures import DOCS
+    from tests.fixtures.graph import DOCS
 
     docs = [{**doc, "category": "geo.rivers" if doc["id"] in ("volga", "thames") else "science"} for doc in DOCS]
     docs += [{"id": f"town{i}", "title": f"Town {i}", "text": f"Town {i} lies on a river.", "category": "geo.towns"}

@@ -17,7 +17,7 @@ from cragraph.context import Context
 from cragraph.models.scripted import ScriptedChatModel
 from cragraph.planning.dsl import parse_dsl
 from graph.multihop import multihop_graph
-from tests.graph_fixtures import DOCS, build_tiny_index
+from tests.fixtures.graph import DOCS, build_tiny_index
 
 EXTRA_DOCS = [
     {

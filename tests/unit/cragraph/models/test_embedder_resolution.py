@@ -24,7 +24,7 @@ from cragraph.models.embedder import (
 )
 from cragraph.models.paths import cache_root, models_cache_dir
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[4]
 
 
 E5_ALIASES = [

@@ -11,7 +11,7 @@ from cragraph.planning.plan import Decomposition, PlanLimits, SubQuestion, compi
 from cragraph.planning.runtime import PlanRuntime, clamp
 from stores.tokenize import tokenize
 from stores.types import Chunk, Hit
-from tests.graph_fixtures import KeywordEvaluator
+from tests.fixtures.graph import KeywordEvaluator
 
 CORPUS = {
     "thriller": (

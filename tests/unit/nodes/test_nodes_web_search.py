@@ -7,8 +7,8 @@ from langgraph.runtime import Runtime
 
 from cragraph.retrieval.web import WebSearchClient, WebSearchError
 from nodes.web_search import web_search
-from tests.graph_fixtures import build_tiny_index, context, use_keyword_evaluator
-from tests.tavily_stub import TavilyStub
+from tests.fixtures.graph import build_tiny_index, context, use_keyword_evaluator
+from tests.fixtures.tavily_stub import TavilyStub
 
 RESULTS = [
     {

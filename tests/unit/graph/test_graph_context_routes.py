@@ -12,7 +12,7 @@ import pytest
 from cragraph.context import Context
 from graph.routes import route_after_grade, route_after_web, route_question
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 NODES = ["understand", "multihop", "retrieve", "rerank", "grade", "refine", "web_search", "rewrite", "select", "answer"]
 
 

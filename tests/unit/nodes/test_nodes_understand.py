@@ -12,7 +12,7 @@ from cragraph.retrieval.multi_query import keyword_form
 from nodes._runtime import bundle_of
 from nodes.rewrite import negative_feedback_query, rewrite
 from nodes.understand import understand
-from tests.graph_fixtures import build_tiny_index, context
+from tests.fixtures.graph import build_tiny_index, context
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from stores.bundle import IndexBundle
 from stores.dense import DenseIndex
 from stores.docstore import DocStore
 from stores.types import Chunk
-from tests.graph_fixtures import DOCS, build_tiny_index
+from tests.fixtures.graph import DOCS, build_tiny_index
 
 # (category, direction of its vectors, language, date)
 CORPUS = [

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from graph import graph
-from tests.graph_fixtures import build_tiny_index, context, use_keyword_evaluator
-from tests.tavily_stub import TavilyStub
+from tests.fixtures.graph import build_tiny_index, context, use_keyword_evaluator
+from tests.fixtures.tavily_stub import TavilyStub
 
 IN_CORPUS = "Which river flows into the Caspian Sea?"
 PARTLY = "Which river flows past Kazan bridges in Siberia?"
