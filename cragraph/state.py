@@ -85,6 +85,7 @@ class State(InputState, OutputState, total=False):
     """The full state. Passages are dicts: {id, doc_id, title, text, url, source, score, scores, ...}."""
 
     route: Literal["single", "multihop"]
+    analysis: dict[str, Any]  # the question analysed once (cragraph.retrieval.analysis.QueryAnalysis.as_dict())
     keywords: str
     variants: list[str]
     query: str
@@ -112,6 +113,7 @@ class MultihopInput(TypedDict):
 
     question: str
     filters: NotRequired[dict[str, Any] | None]
+    analysis: NotRequired[dict[str, Any]]  # the main graph's analysis of the question, when it made one
 
 
 class MultihopOutput(TypedDict, total=False):

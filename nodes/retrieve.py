@@ -14,6 +14,7 @@ from langgraph.runtime import Runtime
 from cragraph.context import Context
 from cragraph.knowledge.passages import passage_of
 from cragraph.models.chat import load_chat_model, message_text
+from cragraph.retrieval.analysis import analysis_of
 from cragraph.retrieval.retriever import HybridRetriever, QueryError, RetrievalSettings
 from cragraph.retrieval.strategy import LATENCY_STATS, apply_strategy, choose_strategy
 from cragraph.retrieval.techniques import PseudoDocWriter, Techniques, run_techniques
@@ -29,8 +30,8 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     bundle = bundle_of(settings)
     query = state.get("query") or state["question"]
     language = state.get("language") or "en"
-    strategy = state.get("strategy") or choose_strategy(query, bundle.bm25, settings.strategy,
-                                                        settings.latency_budget_ms)
+    analysis = analysis_of(state.get("analysis"), query, bundle.bm25)
+    strategy = state.get("strategy") or choose_strategy(analysis, settings.strategy, settings.latency_budget_ms)
     mode = {"mode": strategy["mode"]} if strategy.get("mode") else {}
     retriever = HybridRetriever(bundle, section(RetrievalSettings, settings, "retrieval_", **mode))
     techniques = apply_strategy(section(Techniques, settings), strategy)
@@ -40,7 +41,7 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     try:
         run = run_techniques(retriever, query, language, techniques, settings.retrieve_k,
                              variants=state.get("variants", []), filters=state.get("filters") or None,
-                             write_pseudo_doc=pseudo_doc_writer(settings), weak_reason=weak)
+                             write_pseudo_doc=pseudo_doc_writer(settings), weak_reason=weak, analysis=analysis)
         hits = run.hits
     except QueryError as error:
         run, hits, note = None, [], f"query refused: {error}"

@@ -15,13 +15,12 @@ from langgraph.runtime import Runtime
 from cragraph.context import Context
 from cragraph.knowledge.vectors import query_vector
 from cragraph.models.structured import ask_structured
-from cragraph.retrieval.multi_query import keyword_form
+from cragraph.retrieval.analysis import QueryAnalysis, analyse
 from cragraph.retrieval.strategy import choose_strategy
 from cragraph.state import StageTimer, State
 from nodes._runtime import bundle_of, settings_of
 from prompts.rewrite import Rewrites, rewrite_messages
 from prompts.route import RouteChoice, route_messages
-from stores.text import language_of
 
 
 def understand(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -30,15 +29,16 @@ def understand(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     question = (state.get("question") or "").strip()
     if not question:
         raise ValueError("the question is empty")
-    language = language_of(question)
-    strategy = choose_strategy(question, bundle_of(settings).bm25, settings.strategy, settings.latency_budget_ms)
+    analysis = analyse(question, bundle_of(settings).bm25)
+    language = analysis.language
+    strategy = choose_strategy(analysis, settings.strategy, settings.latency_budget_ms)
     if state.get("recommend_only"):
         decision = f"recommend {strategy['name']} ({strategy['confidence']:.2f})"
         counts = {"alternatives": len(strategy["alternatives"])}
-        return {"language": language, "strategy": strategy,
+        return {"language": language, "strategy": strategy, "analysis": analysis.as_dict(),
                 "trace": [timer.record(decision, counts, note=strategy["reason"])]}
     variants: list[str] = []
-    keywords = keyword_form(question)
+    keywords = analysis.keywords
     if settings.keyword_variant and keywords.lower() != question.lower():
         variants.append(keywords)
     note = None
@@ -47,7 +47,7 @@ def understand(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         rewrites, kept_scores, note = llm_rewrites(question, language, settings)
         variants += [r for r in rewrites if r.lower() not in {v.lower() for v in variants}]
         scores = kept_scores
-    route = "multihop" if strategy["name"] == "multihop" else choose_route(question, settings.multihop)
+    route = "multihop" if strategy["name"] == "multihop" else choose_route(analysis, settings.multihop)
     if settings.multihop == "auto" and settings.llm_route:
         parsed, error = ask_structured(settings.model_for(settings.route_model), route_messages(question), RouteChoice)
         route = parsed.route if parsed else route
@@ -57,6 +57,7 @@ def understand(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "keywords": keywords,
         "variants": variants,
         "query": question,
+        "analysis": analysis.as_dict(),
         "route": route,
         "strategy": strategy,
         "retrieval_round": 0,
@@ -98,13 +99,11 @@ def llm_rewrites(
     return [q for q, _ in kept], [c for _, c in kept], note
 
 
-def choose_route(question: str, multihop: str = "auto") -> str:
+def choose_route(analysis: QueryAnalysis, multihop: str = "auto") -> str:
     """'multihop' when the setting says always, or (auto) when the rule decomposer finds a bridge or comparison
     structure in the question ("the X of the Y that ...", "which is older, A or B"); else 'single'."""
     if multihop not in ("auto", "always", "never"):
         raise ValueError(f"Context.multihop must be auto, always or never, not {multihop!r}")
     if multihop != "auto":
         return "multihop" if multihop == "always" else "single"
-    from cragraph.planning.rules import rule_decomposition
-
-    return "multihop" if rule_decomposition(question) is not None else "single"
+    return "multihop" if analysis.rule_plan is not None else "single"

@@ -11,7 +11,7 @@ The richest tier whose summed p50 estimate fits the budget wins. Estimates are t
 medians (`LatencyStats.record`) where there are any, else the documented priors in PRIOR_MS.
 
 Recommendation (`recommend`), rules in order of precedence, each with a confidence in [0, 1]:
-  multihop          stores.plan_rules.rule_decomposition finds a bridge or comparison shape (0.85).
+  multihop          the rule planner (cragraph.planning.rules) finds a bridge or comparison shape (0.85).
   bm25              the query is an exact-token lookup: term-heavy, at most 4 index terms, and every term is
                     rare or a code / acronym (0.7).
   hybrid+expansion  a third or more of the query's terms are unknown to the index (misspelt, or worded
@@ -32,10 +32,8 @@ from collections import deque
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from cragraph.planning.rules import rule_decomposition
-from cragraph.retrieval.query_features import QueryFeatures, query_class, query_features
+from cragraph.retrieval.analysis import QueryAnalysis
 from cragraph.retrieval.techniques import TECHNIQUES, Techniques
-from stores.bm25 import BM25Index
 
 # Techniques (the names LatencyStats records and StrategyChoice lists).
 TECH_BM25 = "bm25"
@@ -189,11 +187,11 @@ class Recommendation:
                 "alternatives": [list(a) for a in self.alternatives]}
 
 
-def recommend(query: str, features: QueryFeatures) -> Recommendation:
-    """A strategy for `query` from its features, by the rules in the module docstring; runs no retrieval."""
-    cls = query_class(features)
+def recommend(analysis: QueryAnalysis) -> Recommendation:
+    """A strategy for the analysed query, by the rules in the module docstring; runs no retrieval."""
+    features, cls = analysis.features, analysis.query_class
     proposals: list[tuple[str, float, str]] = []
-    plan = rule_decomposition(query)
+    plan = analysis.decomposition
     if plan is not None:
         hops = len(plan.sub_questions)
         proposals.append((STRATEGY_MULTIHOP, 0.85, f"multi-hop shape: the rule planner splits it into {hops} "
@@ -228,7 +226,7 @@ STRATEGY_TECHNIQUES: dict[str, tuple[str | None, tuple[str, ...]]] = {
 }
 
 
-def choose_strategy(question: str, bm25: BM25Index, kind: str = "manual", latency_budget_ms: float = 0.0,
+def choose_strategy(analysis: QueryAnalysis, kind: str = "manual", latency_budget_ms: float = 0.0,
                     ) -> dict[str, Any]:
     """The strategy for one question: `kind` manual (the caller's switches) or auto (recommended from the
     question's features), capped by the tier a latency budget allows (0 = no budget).
@@ -244,7 +242,7 @@ def choose_strategy(question: str, bm25: BM25Index, kind: str = "manual", latenc
                                 "alternatives": [], "tier": None, "mode": None, "enable": [], "allowed": None,
                                 "rerank": True}
     if kind == "auto":
-        strategy.update(recommendation(question, bm25))
+        strategy.update(recommendation(analysis))
     if latency_budget_ms and latency_budget_ms > 0:
         choice = choose_for_budget(latency_budget_ms, LATENCY_STATS)
         strategy["tier"] = choice.tier
@@ -256,9 +254,9 @@ def choose_strategy(question: str, bm25: BM25Index, kind: str = "manual", latenc
     return strategy
 
 
-def recommendation(question: str, bm25: BM25Index) -> dict[str, Any]:
+def recommendation(analysis: QueryAnalysis) -> dict[str, Any]:
     """strategy=auto's pick for the question, with a confidence, a reason and the alternatives."""
-    picked = recommend(question, query_features(question, bm25))
+    picked = recommend(analysis)
     mode, enable = STRATEGY_TECHNIQUES[picked.strategy]
     return {
         "name": picked.strategy,

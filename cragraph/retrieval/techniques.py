@@ -19,11 +19,12 @@ from typing import Any
 
 import numpy as np
 
+from cragraph.retrieval.analysis import QueryAnalysis, analyse
 from cragraph.retrieval.fusion import ranked, weighted_score_fusion
 from cragraph.retrieval.metadata import CategoryPredictor, apply_boosts, metadata_boosts
 from cragraph.retrieval.multi_query import rule_variants
 from cragraph.retrieval.prf import rm3_expansion
-from cragraph.retrieval.query_features import alpha_for, query_class, query_features
+from cragraph.retrieval.query_features import alpha_for
 from cragraph.retrieval.retriever import HybridRetriever
 from cragraph.settings import setting
 from stores.ner import query_entities
@@ -120,14 +121,16 @@ class TechniqueRun:
 
 def run_techniques(retriever: HybridRetriever, question: str, language: str, techniques: Techniques, k: int,
                    variants: Sequence[str] = (), filters: Mapping[str, Any] | None = None,
-                   write_pseudo_doc: PseudoDocWriter | None = None, weak_reason: str | None = None) -> TechniqueRun:
-    """Top-k chunks for the question with the switched-on techniques; `weak_reason` opens the expansion gate."""
+                   write_pseudo_doc: PseudoDocWriter | None = None, weak_reason: str | None = None,
+                   analysis: QueryAnalysis | None = None) -> TechniqueRun:
+    """Top-k chunks for the question with the switched-on techniques; `weak_reason` opens the expansion gate.
+    `analysis` is the question's (made here when not given)."""
     run = TechniqueRun(hits=[])
     bm25 = retriever.bundle.bm25
     pool = max(retriever.settings.pool, k)
     started = time.perf_counter()
     if techniques.query_class_alpha and retriever.settings.mode == "hybrid":
-        run.query_class = query_class(query_features(question, bm25))
+        run.query_class = (analysis or analyse(question, bm25)).query_class
         alpha = alpha_for(run.query_class, techniques.class_alphas)
         retriever = HybridRetriever(retriever.bundle, replace(retriever.settings, fusion="score", alpha=alpha))
         run.applied.append("query_class_alpha")

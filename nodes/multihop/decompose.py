@@ -17,6 +17,7 @@ from cragraph.models.structured import ask_structured
 from cragraph.planning.plan import Decomposition, SubQuestion
 from cragraph.planning.rules import rule_decomposition
 from cragraph.planning.settings import PREFIX, MultihopSettings
+from cragraph.retrieval.analysis import QueryAnalysis
 from cragraph.settings import section
 from cragraph.state import MultihopState, StageTimer
 from nodes._runtime import settings_of
@@ -56,7 +57,9 @@ def decompose(state: MultihopState, runtime: Runtime[Context]) -> dict[str, Any]
             settings.model_for(multihop.decompose_model), messages, Decomposition
         )
     elif source == "rules":
-        decomposition = rule_decomposition(question)
+        stored = state.get("analysis")
+        decomposition = (QueryAnalysis.from_dict(stored).decomposition if stored and stored["text"] == question
+                         else rule_decomposition(question))
         note = None if decomposition else "no bridge or comparison pattern in the question"
     else:
         decomposition = single_hop(question)

@@ -138,12 +138,42 @@ def test_multihop_route_runs_the_planner_and_selects_from_its_evidence(index):
 
 
 def test_route_choice_follows_the_setting_and_the_question_shape():
+    from cragraph.retrieval.analysis import analyse
     from nodes.understand import choose_route
+    from stores.bm25 import BM25Index
 
-    bridge = "Which Canadian rock band released a song called Counterparts and had a drummer who wrote lyrics?"
+    bm25 = BM25Index()
+    bm25.add([0, 1], ["a rock band", "the capital of France"])
+    bridge = analyse("Which Canadian rock band released a song called Counterparts and had a drummer who wrote "
+                     "lyrics?", bm25)
+    plain = analyse("What is the capital of France?", bm25)
     assert choose_route(bridge, "auto") == "multihop"
     assert choose_route(bridge, "never") == "single"
-    assert choose_route("What is the capital of France?", "always") == "multihop"
-    assert choose_route("What is the capital of France?", "auto") == "single"
+    assert choose_route(plain, "always") == "multihop"
+    assert choose_route(plain, "auto") == "single"
     with pytest.raises(ValueError, match="auto, always or never"):
-        choose_route("x", "sometimes")
+        choose_route(plain, "sometimes")
+
+
+@pytest.mark.parametrize(("question", "multihop"), [(IN_CORPUS, "never"), (
+    "Which is older, the Volga bridge or the Thames bridge?", "auto")])
+def test_the_question_is_analysed_once_per_run(index, monkeypatch, question, multihop):
+    from cragraph.retrieval import analysis
+
+    calls = {"features": 0, "rules": 0}
+    features, rules = analysis.query_features, analysis.rule_decomposition
+
+    def counted_features(*args, **kwargs):
+        calls["features"] += 1
+        return features(*args, **kwargs)
+
+    def counted_rules(*args, **kwargs):
+        calls["rules"] += 1
+        return rules(*args, **kwargs)
+
+    monkeypatch.setattr(analysis, "query_features", counted_features)
+    monkeypatch.setattr(analysis, "rule_decomposition", counted_rules)
+    result = graph.invoke({"question": question},
+                          context=context(index, multihop=multihop, strategy="auto", query_class_alpha=True))
+    assert ("decompose" in nodes_run(result)) == (multihop == "auto")  # the planner reads the same analysis
+    assert calls == {"features": 1, "rules": 1}, nodes_run(result)

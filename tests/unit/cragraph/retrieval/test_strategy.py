@@ -4,7 +4,7 @@ import threading
 
 import pytest
 
-from cragraph.retrieval.query_features import query_features
+from cragraph.retrieval.analysis import analyse
 from cragraph.retrieval.strategy import (
     PRIOR_MS,
     STRATEGY_BM25,
@@ -94,7 +94,7 @@ def test_measured_latencies_change_the_choice():
 
 def test_recommends_bm25_for_an_exact_token_lookup(bm25):
     query = "Louvre ISBN-978"
-    recommendation = recommend(query, query_features(query, bm25))
+    recommendation = recommend(analyse(query, bm25))
     assert recommendation.strategy == STRATEGY_BM25
     assert STRATEGY_HYBRID in [name for name, _, _ in recommendation.alternatives]
     assert 0 <= recommendation.confidence <= 1
@@ -102,7 +102,7 @@ def test_recommends_bm25_for_an_exact_token_lookup(bm25):
 
 def test_recommends_hybrid_for_a_semantic_question(bm25):
     query = "Which history books, read at night, are about the tower in the city of Paris, France?"
-    recommendation = recommend(query, query_features(query, bm25))
+    recommendation = recommend(analyse(query, bm25))
     assert recommendation.strategy == STRATEGY_HYBRID
     assert recommendation.confidence == pytest.approx(0.8)
     assert "semantic" in recommendation.reason
@@ -110,19 +110,19 @@ def test_recommends_hybrid_for_a_semantic_question(bm25):
 
 def test_recommends_multihop_for_a_bridge_question(bm25):
     query = "In which city was the engineer born who designed the tower that stands in Paris?"
-    recommendation = recommend(query, query_features(query, bm25))
+    recommendation = recommend(analyse(query, bm25))
     assert recommendation.strategy == STRATEGY_MULTIHOP
     assert all(conf < recommendation.confidence for _, conf, _ in recommendation.alternatives)
 
 
 def test_recommends_expansion_when_terms_are_unknown(bm25):
     query = "Where is the Eifel towr?"
-    recommendation = recommend(query, query_features(query, bm25))
+    recommendation = recommend(analyse(query, bm25))
     assert recommendation.strategy == STRATEGY_HYBRID_EXPANSION
     assert recommendation.as_dict()["alternatives"]
 
 
 def test_recommends_entities_for_a_question_about_named_things(bm25):
     query = "Paris, France and Europe?"  # names, but not a rare-token lookup
-    recommendation = recommend(query, query_features(query, bm25))
+    recommendation = recommend(analyse(query, bm25))
     assert recommendation.strategy == STRATEGY_HYBRID_ENTITIES

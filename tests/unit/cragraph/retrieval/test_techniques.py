@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 from langgraph.runtime import Runtime
 
+from cragraph.retrieval.analysis import analyse
 from cragraph.retrieval.retriever import HybridRetriever, RetrievalSettings
 from cragraph.retrieval.strategy import LATENCY_STATS, apply_strategy, choose_strategy
 from cragraph.retrieval.techniques import Techniques, run_techniques
@@ -168,7 +169,7 @@ def test_the_retrieve_node_traces_techniques_and_returns_the_strategy(index):
 
 def test_a_tight_budget_means_bm25_only_and_no_rerank(index):
     ctx = context(index, latency_budget_ms=0.001, multi_query=True)
-    strategy = choose_strategy(QUESTION, bundle_of(ctx).bm25, ctx.strategy, ctx.latency_budget_ms)
+    strategy = choose_strategy(analyse(QUESTION, bundle_of(ctx).bm25), ctx.strategy, ctx.latency_budget_ms)
     assert strategy["tier"] == "tight" and strategy["mode"] == "bm25" and strategy["rerank"] is False
     techniques = apply_strategy(section(Techniques, ctx), strategy)
     assert techniques.multi_query is False
@@ -177,14 +178,14 @@ def test_a_tight_budget_means_bm25_only_and_no_rerank(index):
 
 def test_a_loose_budget_allows_everything_and_measured_latencies_change_the_choice(index):
     ctx = context(index, latency_budget_ms=60_000.0, query2doc=True)
-    strategy = choose_strategy(QUESTION, bundle_of(ctx).bm25, ctx.strategy, ctx.latency_budget_ms)
+    strategy = choose_strategy(analyse(QUESTION, bundle_of(ctx).bm25), ctx.strategy, ctx.latency_budget_ms)
     assert strategy["tier"] == "loose" and strategy["rerank"] is True
     assert apply_strategy(section(Techniques, ctx), strategy).query2doc is True
     LATENCY_STATS.clear()
     try:
         for _ in range(5):
             LATENCY_STATS.record("rerank", 120_000.0)  # a rerank measured far slower than the budget
-        slower = choose_strategy(QUESTION, bundle_of(ctx).bm25, ctx.strategy, ctx.latency_budget_ms)
+        slower = choose_strategy(analyse(QUESTION, bundle_of(ctx).bm25), ctx.strategy, ctx.latency_budget_ms)
         assert slower["tier"] == "medium" and slower["rerank"] is False
     finally:
         LATENCY_STATS.clear()
@@ -192,7 +193,8 @@ def test_a_loose_budget_allows_everything_and_measured_latencies_change_the_choi
 
 def test_auto_strategy_recommends_multihop_for_a_bridge_question(index):
     ctx = context(index, strategy="auto")
-    strategy = choose_strategy("Which is older, the Volga bridge or the Thames bridge?", bundle_of(ctx).bm25, "auto")
+    question = "Which is older, the Volga bridge or the Thames bridge?"
+    strategy = choose_strategy(analyse(question, bundle_of(ctx).bm25), "auto")
     assert strategy["name"] == "multihop" and 0 < strategy["confidence"] <= 1
     assert any(a["name"] == "hybrid" for a in strategy["alternatives"])
 
@@ -208,4 +210,4 @@ def test_recommend_only_ends_the_graph_after_understand(index):
 
 def test_an_unknown_strategy_is_refused(index):
     with pytest.raises(ValueError, match="manual or auto"):
-        choose_strategy(QUESTION, bundle_of(context(index)).bm25, "fastest")
+        choose_strategy(analyse(QUESTION, bundle_of(context(index)).bm25), "fastest")
