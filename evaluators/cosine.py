@@ -3,25 +3,21 @@
 e5 cosines are compressed (nearly every pair lands in 0.7-0.9), so the raw cosine is mapped linearly by two
 calibration points, cos_lo -> -1 and cos_hi -> +1, and clamped. The points come from gold vs non-gold passages
 among each question's dense top-10 on hotpotqa_migres200: cos_lo is the 5th percentile of the non-gold
-cosines, cos_hi the 95th percentile of the gold ones. Re-measure with
-    python -m evaluators.cosine ../shared/data/hotpotqa_migres200 --embedder e5-small
+cosines, cos_hi the 95th percentile of the gold ones (cragraph/bench/cosine_calibration.py). Re-measure with
+    cragraph bench cosine-calibration ../shared/data/hotpotqa_migres200 --embedder e5-small
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from evaluators.base import RelevanceEvaluator, lazy_embedder
-from stores.types import titled
 
 # (cos_lo, cos_hi) per embedder, measured as the module docstring says on hotpotqa_migres200 (200 questions,
 # dense top-10 each over the 1,971-passage corpus, passage = title + ". " + text):
@@ -128,45 +124,3 @@ class CosineEvaluator(RelevanceEvaluator):
     def _score_batch(self, question: str, passages: list[str]) -> list[float]:
         return map_cosines(self.cosines(question, passages), self.cos_lo, self.cos_hi).tolist()
 
-
-def measure_on_dataset(data_dir: Path, embedder_name: str, top_k: int = 10) -> dict[str, Any]:
-    """Gold vs non-gold cosines among each question's dense top_k over the set's corpus."""
-    from cragraph.models.embedder import load_embedder
-
-    def read(name: str) -> list[dict]:
-        with open(data_dir / name, encoding="utf-8") as handle:
-            return [json.loads(line) for line in handle if line.strip()]
-
-    corpus, questions = read("corpus.jsonl"), read("questions.jsonl")
-    embedder = load_embedder(embedder_name)
-    passages = [titled(c.get("title") or "", c["text"]) for c in corpus]
-    passage_vecs = embedder.embed_passages(passages, batch_size=32, progress=True)
-    query_vecs = embedder.embed_queries([q["question"] for q in questions], batch_size=32)
-    ids = np.array([c["id"] for c in corpus])
-    positive, negative = [], []
-    for question, qvec in zip(questions, query_vecs, strict=True):
-        sims = passage_vecs @ qvec
-        gold = set(question["supporting_ids"])
-        for index in np.argsort(-sims)[:top_k]:
-            (positive if ids[index] in gold else negative).append(float(sims[index]))
-    cos_lo, cos_hi = calibration_points(positive, negative)
-    return {
-        "embedder": embedder_name, "top_k": top_k, "questions": len(questions),
-        "positives": len(positive), "negatives": len(negative),
-        "cos_lo": round(cos_lo, 4), "cos_hi": round(cos_hi, 4),
-        "positive_pcts": np.percentile(positive, [5, 25, 50, 75, 95]).round(4).tolist(),
-        "negative_pcts": np.percentile(negative, [5, 25, 50, 75, 95]).round(4).tolist(),
-    }
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Measure cosine calibration points on a benchmark folder")
-    parser.add_argument("data_dir", type=Path)
-    parser.add_argument("--embedder", default="e5-small")
-    parser.add_argument("--top-k", type=int, default=10)
-    args = parser.parse_args(argv)
-    print(json.dumps(measure_on_dataset(args.data_dir, args.embedder, args.top_k), indent=2))
-
-
-if __name__ == "__main__":
-    main()

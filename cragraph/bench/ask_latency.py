@@ -1,33 +1,43 @@
-"""Per-stage latency of the agent: `python -m cragraph.bench.ask_latency --index DIR --file QUESTIONS`.
+"""Per-stage latency of the agent: `cragraph bench ask-latency --index DIR --file QUESTIONS`.
 
 Runs every question through the compiled graph in one process (after one warm-up question that loads the
-models) and prints the median and p95 of each node's `duration_ms` from the trace, plus the total per question.
+models) and reports the median and p95 of each node's `duration_ms` from the trace, plus the total per question.
 """
 
 from __future__ import annotations
 
-import argparse
-import os
 from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from cragraph.bench.metrics import percentile
 
 
-def main(argv: list[str] | None = None) -> int:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--index", required=True)
-    parser.add_argument("--file", type=Path, required=True, help="questions, one per line (# comments)")
-    parser.add_argument("--web", action="store_true", help="allow web search (off by default)")
-    args = parser.parse_args(argv)
+@dataclass
+class StageLatencies:
+    """Milliseconds per question: per graph node (summed over its runs in one question) and in total."""
 
+    questions: int
+    index: str
+    stages: dict[str, list[float]] = field(default_factory=dict)
+    totals: list[float] = field(default_factory=list)
+
+
+def read_questions(path: Path) -> list[str]:
+    """Questions, one per line; blank lines and lines starting with # are skipped."""
+    return [q.strip() for q in path.read_text(encoding="utf-8").splitlines()
+            if q.strip() and not q.lstrip().startswith("#")]
+
+
+def measure_stage_latencies(index: str, questions: Sequence[str], web: bool = False) -> StageLatencies:
+    """Run every question through the graph in this process (after one warm-up) and collect the trace timings."""
     from cragraph.context import Context
     from graph import graph
 
-    questions = [q.strip() for q in args.file.read_text(encoding="utf-8").splitlines()
-                 if q.strip() and not q.lstrip().startswith("#")]
-    context = Context(index=args.index, web_search=args.web)
+    if not questions:
+        raise ValueError("no questions to time")
+    context = Context(index=index, web_search=web)
     graph.invoke({"question": questions[0]}, context=context)  # warm-up: loads the index and the models
     stages: dict[str, list[float]] = defaultdict(list)
     totals = []
@@ -39,13 +49,15 @@ def main(argv: list[str] | None = None) -> int:
         for node, ms in per_node.items():
             stages[node].append(ms)
         totals.append(sum(per_node.values()))
-    print(f"{len(questions)} questions, warm process, index {args.index}\n")
-    print("| stage | runs | p50_ms | p95_ms |\n|---|---|---|---|")
-    for node, values in stages.items():
-        print(f"| {node} | {len(values)} | {percentile(values, 50):.1f} | {percentile(values, 95):.1f} |")
-    print(f"| total | {len(totals)} | {percentile(totals, 50):.1f} | {percentile(totals, 95):.1f} |")
-    return 0
+    return StageLatencies(questions=len(questions), index=index, stages=dict(stages), totals=totals)
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+def latency_report(result: StageLatencies) -> str:
+    """The header line and the Markdown table of p50 / p95 per stage and in total."""
+    lines = [f"{result.questions} questions, warm process, index {result.index}", "",
+             "| stage | runs | p50_ms | p95_ms |", "|---|---|---|---|"]
+    for node, values in result.stages.items():
+        lines.append(f"| {node} | {len(values)} | {percentile(values, 50):.1f} | {percentile(values, 95):.1f} |")
+    lines.append(f"| total | {len(result.totals)} | {percentile(result.totals, 50):.1f} | "
+                 f"{percentile(result.totals, 95):.1f} |")
+    return "\n".join(lines)

@@ -3,14 +3,14 @@
 Builds a corpus of ~300-500-character chunks from every corpus.jsonl under ../shared/data (passage =
 title + ". " + text), reusing chunks under new ids when there are fewer than --chunks, indexes it with both,
 times scoring of real questions from the same sets (each timing includes tokenizing the question) and checks
-that both give the same top-10 scores. Prints a Markdown table; writes JSON to --out.
+that both give the same top-10 scores. Prints a Markdown table and returns the result that
+`cragraph bench bm25-speed --out` writes as JSON:
 
-    python -m cragraph.bench.bm25_speed --chunks 100000 --out bm25_speed.json
+    cragraph bench bm25-speed --chunks 100000 --out bm25_speed.json
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import platform
 import random
@@ -71,10 +71,14 @@ def _median_ms(seconds: list[float]) -> float:
     return statistics.median(seconds) * 1000
 
 
-def run(n_chunks: int, n_queries: int, n_okapi_queries: int, seed: int) -> dict:
-    if not DATA.exists():
-        raise SystemExit(f"benchmark data not found at {DATA}")
-    unique_chunks, all_questions, sets = load_chunks_and_questions(DATA)
+def run(n_chunks: int, n_queries: int, n_okapi_queries: int, seed: int = 0, data: Path = DATA) -> dict:
+    """Build both indexes over `n_chunks` chunks, time `n_queries` questions on ours and the first
+    `n_okapi_queries` of them on rank-bm25; prints the progress and the table, returns the JSON result."""
+    if not data.exists():
+        raise FileNotFoundError(f"benchmark data not found at {data}")
+    unique_chunks, all_questions, sets = load_chunks_and_questions(data)
+    if not unique_chunks or not all_questions:
+        raise ValueError(f"no corpus.jsonl chunks or questions.jsonl questions under {data}")
     rng = random.Random(seed)
     rng.shuffle(unique_chunks)  # every prefix mixes the corpora and languages
     chunks = [unique_chunks[i % len(unique_chunks)] for i in range(n_chunks)]
@@ -145,21 +149,7 @@ def run(n_chunks: int, n_queries: int, n_okapi_queries: int, seed: int) -> dict:
     return result
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--chunks", type=int, default=100_000)
-    parser.add_argument("--queries", type=int, default=50, help="questions timed on BM25Index")
-    parser.add_argument("--okapi-queries", type=int, default=20, help="of those, timed on rank-bm25 (slow)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, help="write the JSON result here")
-    args = parser.parse_args()
-    result = run(args.chunks, args.queries, args.okapi_queries, args.seed)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        print(f"wrote {args.out}")
-
-
-if __name__ == "__main__":
-    main()
+def write_result(result: dict, out: Path) -> None:
+    """The result as indented JSON (parent folders created)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

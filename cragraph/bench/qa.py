@@ -10,8 +10,15 @@ Every mode answers the same questions from the same index with the same embedder
   (and the question flagged for web search, which is off in benchmarks), no strips, same answer node
 
 Our three modes also run with any `provider:model` chat model given (`<mode>@<model>`, LLM-written answers).
-The embedded model answers extractively. Each finished (mode, question) is appended to results.jsonl at once;
-a rerun with the same settings skips what is there, so an interrupted run resumes.
+The embedded model answers extractively.
+
+Truthfulness: with `unanswerable` > 0 that share of the questions (seeded) is asked of an index without their
+gold passages (bench.unanswerable), and Truth / Halluc / Abstain are reported overall and split answerable /
+unanswerable. With `web_standin` the removed passages (and the rest of the corpus as distractors) are served by
+a Tavily-compatible stand-in on 127.0.0.1 that our CRAG modes search through their web branch.
+
+Each finished (mode, question) is appended to results.jsonl at once; a rerun with the same settings skips what
+is there, so an interrupted run resumes.
 """
 
 from __future__ import annotations
@@ -21,8 +28,9 @@ import os
 import platform
 import subprocess
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -35,7 +43,9 @@ from cragraph.bench.qa_metrics import aggregate, by_type, recall_curve, score_re
 OUR_MODES = ("plain", "crag", "crag-multihop")
 PEER_MODES = ("langchain-ensemble", "rank-bm25", "binary-crag")
 ALL_MODES = OUR_MODES + PEER_MODES
-TABLE_COLUMNS = ("EM", "F1", "Contains", "SemMatch", "InContext", "CitePrec", "Abstain", "R@5", "p50_ms", "p95_ms")
+TABLE_COLUMNS = ("EM", "F1", "Contains", "SemMatch", "InContext", "CitePrec", "Abstain", "Truth", "Halluc", "R@5",
+                 "p50_ms", "p95_ms")
+TRUTH_COLUMNS = ("Truth", "Halluc", "Abstain", "Contains")
 RANKED_KEPT = 10
 PACKAGES = ("langgraph", "langchain-core", "langchain-classic", "langchain-community", "sentence-transformers",
             "transformers", "torch", "faiss-cpu", "rank-bm25", "numpy", "matplotlib")
@@ -55,12 +65,19 @@ class QASettings:
     binary_cut: float = 0.0
     context_overrides: dict[str, Any] = field(default_factory=dict)
     offset: int = 0
+    unanswerable: float = 0.0
+    seed: int = 13
+    web_standin: bool = False
 
     def fingerprint(self) -> dict[str, Any]:
-        """The settings as a dict; `offset` only when set, so runs from before it existed still resume."""
+        """The settings as a dict; options at their defaults are left out, so runs from before they existed
+        still resume."""
         settings = asdict(self)
-        if not self.offset:
-            settings.pop("offset")
+        for name, default in (("offset", 0), ("unanswerable", 0.0), ("web_standin", False)):
+            if settings[name] == default:
+                settings.pop(name)
+        if not self.unanswerable:
+            settings.pop("seed")
         return settings
 
 
@@ -264,10 +281,12 @@ def check_resumable(out_dir: Path, settings: QASettings, fresh: bool) -> None:
 
 
 def run_questions(dataset: Dataset, runners: dict[str, ModeRunner], log: ResultsLog,
-                  progress: bool = True) -> list[dict[str, Any]]:
+                  progress: bool = True, reduced: dict[str, ModeRunner] | None = None,
+                  unanswerable: set[str] | frozenset[str] = frozenset()) -> list[dict[str, Any]]:
     """Answer every question with every mode not yet in the log, interleaved per question so machine noise
     hits all modes alike; one warm-up question per mode first (models load outside the timings). Vector caches are
-    emptied before each answer, so later modes do not get the earlier modes' embeddings for free."""
+    emptied before each answer, so later modes do not get the earlier modes' embeddings for free. Questions in
+    `unanswerable` are answered by the `reduced` runners (an index without their gold passages)."""
     from cragraph.knowledge.vectors import forget_vectors
 
     records = log.load()
@@ -277,16 +296,21 @@ def run_questions(dataset: Dataset, runners: dict[str, ModeRunner], log: Results
         return records
     for mode in dict.fromkeys(m for _, m in todo):
         runners[mode](dataset.questions[0].question)
+        if reduced and unanswerable:
+            reduced[mode](dataset.questions[0].question)
     bar = tqdm(total=len(dataset.questions) * len(runners), initial=len(dataset.questions) * len(runners)
                - len(todo), desc=f"qa {dataset.name}", unit="answer", disable=not progress)
     for question, mode in todo:
         forget_vectors()  # no mode reuses the query or sentence vectors an earlier mode computed
         started = time.perf_counter()
+        removed = question.id in unanswerable
         try:
-            fields = runners[mode](question.question)
+            fields = (reduced if removed and reduced else runners)[mode](question.question)
         except Exception as error:  # one failing question must not lose the run; it is counted and reported
             fields = {"answer": "", "abstained": True, "error": f"{type(error).__name__}: {error}"}
         record = record_for(mode, question, fields, (time.perf_counter() - started) * 1000)
+        if removed:
+            record["unanswerable"] = True
         log.append(record)
         records.append(record)
         bar.update(1)
@@ -312,6 +336,9 @@ def summarize(records: Sequence[dict[str, Any]], modes: Sequence[str], judge: An
                          "stages": stage_latency(rows), "by_type": by_type(rows),
                          "errors": sum(1 for r in rows if r.get("error")),
                          "web_needed": sum(1 for r in rows if r.get("web_needed"))}
+        if any(r.get("unanswerable") for r in rows):
+            summary[mode]["answerable"] = aggregate([r for r in rows if not r.get("unanswerable")])
+            summary[mode]["unanswerable"] = aggregate([r for r in rows if r.get("unanswerable")])
     return summary
 
 
@@ -319,6 +346,20 @@ def markdown_table(summary: dict[str, dict[str, Any]], columns: Sequence[str] = 
     lines = ["| mode | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
     for mode, result in summary.items():
         lines.append(f"| {mode} | " + " | ".join(_cell(c, result["metrics"].get(c)) for c in columns) + " |")
+    return "\n".join(lines)
+
+
+def truth_table(summary: dict[str, dict[str, Any]]) -> str:
+    """Truth / Halluc / Abstain / Contains overall and on the answerable and unanswerable questions apart."""
+    if not any("unanswerable" in result for result in summary.values()):
+        return ""
+    parts = ("overall", "answerable", "unanswerable")
+    header = " | ".join(f"{c} ({part})" for part in parts for c in TRUTH_COLUMNS)
+    lines = [f"| mode | {header} |", "|---" * (1 + len(parts) * len(TRUTH_COLUMNS)) + "|"]
+    for mode, result in summary.items():
+        groups = [result["metrics"], result.get("answerable", {}), result.get("unanswerable", {})]
+        cells = [_cell(c, group.get(c)) for group in groups for c in TRUTH_COLUMNS]
+        lines.append(f"| {mode} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -412,20 +453,28 @@ def run_qa_eval(dataset_dir: str | Path, modes: Sequence[str] = ALL_MODES, limit
                 k: int = 5, index_root: Path | None = None, reuse_index: bool = False, fresh: bool = False,
                 plots: bool = True, semantic_threshold: float | dict[str, float] | None = None,
                 progress: bool = True, offset: int = 0, context_overrides: dict[str, Any] | None = None,
-                fresh_on_index_change: bool = False) -> dict[str, dict[str, Any]]:
+                fresh_on_index_change: bool = False, unanswerable: float = 0.0, seed: int = 13,
+                web_standin: bool = False) -> dict[str, dict[str, Any]]:
     """Run the QA benchmark; writes results.jsonl, report.json, report.md and PNG plots under `out`.
 
     `offset` skips the first questions (a calibration slice disjoint from the reported ones);
     `context_overrides` change the graph Context of every mode (e.g. the evaluator and its thresholds) and are
     part of the settings a rerun must match; `semantic_threshold` is one cut or a cut per answer script.
     An index whose document or chunk count changed since the last report makes the earlier results stale:
-    refused, or discarded with `fresh_on_index_change`."""
+    refused, or discarded with `fresh_on_index_change`. `unanswerable` (0..1) and `web_standin`: the module
+    docstring's truthfulness benchmark."""
     from cragraph.bench.retrieval import dataset_index
     from cragraph.bench.semantic_match import SemanticJudge
+    from cragraph.bench.unanswerable import choose_unanswerable, reduced_index, removed_documents
+
+    if web_standin and not unanswerable:
+        raise ValueError("--web-standin serves the gold passages removed by --unanswerable: give both")
     dataset = load_dataset(dataset_dir, limit=limit, offset=offset)
+    unanswerable_ids = choose_unanswerable(dataset.questions, unanswerable, seed)
     out_dir = Path(out or Path("runs") / "qa") / dataset.name.replace("/", "__")
     settings = QASettings(dataset=dataset.name, embedder=embedder, k=k, chat_models=list(chat_models),
-                          context_overrides=dict(context_overrides or {}), offset=offset)
+                          context_overrides=dict(context_overrides or {}), offset=offset,
+                          unanswerable=unanswerable, seed=seed, web_standin=web_standin)
     check_resumable(out_dir, settings, fresh)
     bundle = cached_index(dataset, embedder, index_root) if reuse_index else \
         dataset_index(dataset, embedder, index_root, progress)
@@ -435,9 +484,16 @@ def run_qa_eval(dataset_dir: str | Path, modes: Sequence[str] = ALL_MODES, limit
                              "use --fresh to start over")
         (out_dir / "results.jsonl").unlink(missing_ok=True)
     all_modes = expand_modes(modes, chat_models)
-    runners = build_runners(bundle, all_modes, settings)
+    removed = removed_documents(dataset.questions, unanswerable_ids)
     started = time.time()
-    records = run_questions(dataset, runners, ResultsLog(out_dir / "results.jsonl"), progress)
+    with web_standin_for(dataset, removed, enabled=web_standin) as web:
+        run_settings = settings if web is None else replace(
+            settings, context_overrides={**settings.context_overrides, **web})
+        runners = build_runners(bundle, all_modes, run_settings)
+        reduced = build_runners(reduced_index(dataset, removed, embedder, index_root, progress), all_modes,
+                                run_settings) if removed else None
+        records = run_questions(dataset, runners, ResultsLog(out_dir / "results.jsonl"), progress, reduced,
+                                unanswerable_ids)
     judge = SemanticJudge(bundle.embedder, semantic_threshold)
     summary = summarize(records, all_modes, judge, {q.id for q in dataset.questions})
     report = {
@@ -445,7 +501,9 @@ def run_qa_eval(dataset_dir: str | Path, modes: Sequence[str] = ALL_MODES, limit
         "index": {"path": str(bundle.path), **bundle.manifest["counts"], "embedder": bundle.settings.embedder,
                   "reused_as_is": reuse_index},
         "settings": {**settings.fingerprint(), "modes": all_modes, "semantic_thresholds": judge.thresholds,
-                     "limit": limit, "offset": offset},
+                     "limit": limit, "offset": offset, "unanswerable": unanswerable, "seed": seed,
+                     "unanswerable_questions": len(unanswerable_ids), "removed_documents": len(removed),
+                     "web_standin": web_standin},
         "machine": environment(),
         "wall_s_this_session": round(time.time() - started, 1),
         "modes": summary,
@@ -462,6 +520,32 @@ def run_qa_eval(dataset_dir: str | Path, modes: Sequence[str] = ALL_MODES, limit
     print(markdown)
     print(f"\nwrote {out_dir}")
     return summary
+
+
+@contextmanager
+def web_standin_for(dataset: Dataset, removed: set[str], enabled: bool) -> Iterator[dict[str, Any] | None]:
+    """With `enabled`: a Tavily-compatible stand-in on 127.0.0.1 serving the whole corpus (the removed gold
+    passages among the rest as distractors), TAVILY_API_KEY set to its key while it runs; yields the Context
+    fields that point our CRAG modes' web branch at it. Otherwise yields None."""
+    if not enabled:
+        yield None
+        return
+    import secrets
+
+    from cragraph.bench.unanswerable import corpus_rows
+    from cragraph.bench.web_standin import WebStandin
+
+    key = f"standin-{secrets.token_hex(8)}"
+    previous = os.environ.get("TAVILY_API_KEY")
+    os.environ["TAVILY_API_KEY"] = key
+    try:
+        with WebStandin(corpus_rows(dataset), api_key=key) as standin:
+            yield {"web_search": True, "web_base_url": standin.url}
+    finally:
+        if previous is None:
+            os.environ.pop("TAVILY_API_KEY", None)
+        else:
+            os.environ["TAVILY_API_KEY"] = previous
 
 
 def index_changed(out_dir: Path, counts: dict[str, int]) -> bool:
@@ -497,6 +581,12 @@ def report_markdown(report: dict[str, Any]) -> str:
         "",
         ratio_table(summary),
     ]
+    truth = truth_table(summary)
+    if truth:
+        unanswerable = report["settings"].get("unanswerable", 0)
+        web = "; their gold passages served by the web stand-in" if report["settings"].get("web_standin") else ""
+        parts += ["", f"Truthfulness ({unanswerable:.0%} of the questions asked of an index without their gold "
+                      f"passages{web}; correct +1, abstention 0, wrong -1):", "", truth]
     types = type_table(summary)
     if types:
         parts += ["", "Per question type:", "", types]

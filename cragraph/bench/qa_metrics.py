@@ -3,6 +3,10 @@ recall, citation precision, abstention and per-stage latency, aggregated per mod
 
 Predictions are scored with their citation markers ([1], [2]) removed. An abstention scores zero on every
 answer metric: it is counted wrong, and its rate is reported beside.
+
+Truthfulness (`Truth`) scores each question as the CRAG benchmark (Meta KDD Cup 2024) does: a correct answer +1,
+an abstention 0, a wrong answer -1; `Halluc` is the share answered wrongly. Correct means the normalized gold
+answer occurs in the answer (Contains), so a short answer and a sentence holding the answer count alike.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff]")
 _CJK_PUNCTUATION = "，。！？；：、“”‘’（）《》【】「」『』—…·～"
 _PUNCTUATION = set(string.punctuation) | set(_CJK_PUNCTUATION) | {"«", "»", "–", "—"}
 
-ANSWER_METRICS = ("EM", "F1", "Contains", "SemMatch", "InContext", "CitePrec", "Abstain")
+ANSWER_METRICS = ("EM", "F1", "Contains", "SemMatch", "InContext", "CitePrec", "Abstain", "Truth", "Halluc")
 
 
 def strip_citations(text: str) -> str:
@@ -112,6 +116,8 @@ def score_record(record: dict[str, Any]) -> dict[str, float | None]:
     """Per-question answer metrics of one mode's record (see bench.qa for the record's fields)."""
     golds = record["answers"]
     prediction = "" if record.get("abstained") else record.get("answer", "")
+    correct = bool(prediction) and contains_answer(prediction, golds) > 0
+    answered_wrongly = not record.get("abstained") and not correct
     return {
         "EM": exact_match(prediction, golds) if prediction else 0.0,
         "F1": token_f1(prediction, golds) if prediction else 0.0,
@@ -119,6 +125,8 @@ def score_record(record: dict[str, Any]) -> dict[str, float | None]:
         "InContext": answer_in_context(record.get("context", []), golds),
         "CitePrec": citation_precision(record.get("cited_doc_ids", []), record.get("gold_ids", [])),
         "Abstain": float(bool(record.get("abstained"))),
+        "Truth": 1.0 if correct else (-1.0 if answered_wrongly else 0.0),
+        "Halluc": float(answered_wrongly),
     }
 
 

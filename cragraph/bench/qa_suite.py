@@ -10,12 +10,11 @@ Then it renders docs/qa_results.md entirely (the metric explanations are the tem
 the losses to peers, the machine, the command and the date come from the runs' report.json files; the "why"
 prose comes from the hand-written docs/qa_results_notes.md) and the README section between the markers
 `<!-- qa-results:start -->` and `<!-- qa-results:end -->`. `--render-only` does the rendering alone from
-finished runs, loading no model.
+finished runs, loading no model. The command's options are parsed in cragraph/cli/qa.py into a SuiteConfig.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -443,48 +442,7 @@ DOC_NOT_MEASURED = """\
   all "hard" bridge / comparison questions."""
 
 
-# ------------------------------------------------------------------------------------------------------ CLI
-
-
-def add_suite_arguments(parser: argparse.ArgumentParser) -> None:
-    defaults = SuiteConfig()
-    parser.add_argument("--data-root", type=Path, default=None,
-                        help="folder holding the sets (default: ../shared/data beside the repository)")
-    parser.add_argument("--sets", default=",".join(SUITE_SETS), help="comma-separated (default: the five)")
-    parser.add_argument("--limit", type=int, default=defaults.limit, help="reported questions per set "
-                        "(default: %(default)s)")
-    parser.add_argument("--calibration", type=int, default=defaults.calibration,
-                        help="questions after the reported ones per set that calibrate SemMatch (default: "
-                             "%(default)s)")
-    parser.add_argument("--modes", default=",".join(ALL_MODES), help="comma-separated (default: all)")
-    parser.add_argument("--out", type=Path, default=defaults.out, help="runs folder (default: %(default)s)")
-    parser.add_argument("--docs", type=Path, default=defaults.docs, help="results page (default: %(default)s)")
-    parser.add_argument("--notes", type=Path, default=defaults.notes,
-                        help="hand-written 'why we lose' text (default: %(default)s)")
-    parser.add_argument("--readme", type=Path, default=defaults.readme,
-                        help="README whose marked section is replaced (default: %(default)s)")
-    parser.add_argument("--embedder", default=defaults.embedder)
-    parser.add_argument("-k", type=int, default=defaults.k, help="passages plain RAG and the peers answer from")
-    parser.add_argument("--index-root", type=Path, default=None,
-                        help="where dataset indexes are kept (default: the user cache folder)")
-    parser.add_argument("--render-only", action="store_true",
-                        help="only regenerate the page and the README section from finished runs")
-    parser.add_argument("--fresh", action="store_true",
-                        help="discard earlier results and answer everything again (a resumed run reuses results "
-                             "whose settings match, even when the graph's code changed since)")
-    parser.add_argument("--no-plots", action="store_true")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars")
-
-
-def config_from_args(args: argparse.Namespace) -> SuiteConfig:
-    config = SuiteConfig(
-        sets=[s.strip() for s in args.sets.split(",") if s.strip()], limit=args.limit,
-        calibration=args.calibration, modes=[m.strip() for m in args.modes.split(",") if m.strip()],
-        out=args.out, docs=args.docs, notes=args.notes, readme=args.readme, embedder=args.embedder, k=args.k,
-        index_root=args.index_root, plots=not args.no_plots, fresh=args.fresh and not args.render_only)
-    if args.data_root is not None:
-        config.data_root = args.data_root
-    return config
+# ---------------------------------------------------------------------------------------------- reproducing
 
 
 def suite_command(config: SuiteConfig) -> str:
@@ -504,21 +462,3 @@ def suite_command(config: SuiteConfig) -> str:
         options.append(f"--index-root {config.index_root}")
     return " ".join(["OMP_NUM_THREADS=1 cragraph eval qa-suite", *options])
 
-
-def run_from_args(args: argparse.Namespace) -> int:
-    config = config_from_args(args)
-    docs = run_suite(config, render_only=args.render_only, progress=not args.quiet)
-    print(f"wrote {docs} and the results section of {config.readme}")
-    return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m cragraph.bench.qa_suite ...`: the same as `cragraph eval qa-suite`."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    parser = argparse.ArgumentParser(prog="python -m cragraph.bench.qa_suite", description=__doc__.splitlines()[0])
-    add_suite_arguments(parser)
-    return run_from_args(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

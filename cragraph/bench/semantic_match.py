@@ -3,8 +3,8 @@
 Extractive answers are whole sentences, so EM and F1 count a correct but verbose answer wrong. SemMatch calls
 an answer right when cos(answer, gold) >= threshold for some gold answer (both embedded as `query: ` texts).
 
-Calibration (`python -m cragraph.bench.semantic_match RESULTS.jsonl ...`): a labelled slice is built from finished QA
-runs. Positives are (prediction, its own gold) pairs where the prediction contains the gold answer (the
+Calibration (`cragraph bench semantic-calibration RESULTS.jsonl ...`): a labelled slice is built from
+finished QA runs. Positives are (prediction, its own gold) pairs where the prediction contains the gold answer (the
 normalized containment of bench.qa_metrics, a label independent of the embedder); negatives pair each
 prediction with the gold of another question of the same run (same set, same language). The threshold is the
 one that maximizes balanced accuracy on those pairs. Paraphrases that containment misses (e.g. "136 次" vs
@@ -14,9 +14,7 @@ out of the calibration since their label is unknown.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import random
 import re
 from collections.abc import Sequence
@@ -28,7 +26,7 @@ import numpy as np
 from cragraph.bench.qa_metrics import contains_answer, has_cjk, strip_citations
 
 # e5-small, calibrated per answer script on the first 50 questions of hotpotqa_migres200 and XQuAD en / ru / zh,
-# all six modes (`python -m cragraph.bench.semantic_match` over those four results.jsonl): balanced accuracy en .850
+# all six modes (`cragraph bench semantic-calibration` over those four results.jsonl): balanced accuracy en .850
 # (1,086 pairs), ru .898 (252), zh .850 (400). Answers in digits or Latin letters count as en whatever the set.
 # Chinese needs its own cut: e5 puts Chinese texts closer together (at the en cut most zh negatives pass).
 DEFAULT_THRESHOLDS = {"en": 0.784, "ru": 0.795, "zh": 0.845}
@@ -132,19 +130,14 @@ def calibrate(groups: Sequence[Sequence[dict[str, Any]]], judge: SemanticJudge) 
     return result
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    parser = argparse.ArgumentParser(description="Calibrate the semantic-match threshold on QA result files.")
-    parser.add_argument("results", nargs="+", type=Path, help="results.jsonl files of `cragraph eval qa` runs")
-    parser.add_argument("--embedder", default="e5-small")
-    args = parser.parse_args(argv)
+def read_results(path: Path) -> list[dict[str, Any]]:
+    """The records of one results.jsonl of a `cragraph eval qa` run."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def calibrate_results(paths: Sequence[Path], embedder: str = "e5-small") -> dict[str, Any]:
+    """calibrate() over results.jsonl files, one group per file, judged on `embedder`."""
     from cragraph.models.embedder import load_embedder
 
-    groups = [[json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-              for path in args.results]
-    print(json.dumps(calibrate(groups, SemanticJudge(load_embedder(args.embedder))), indent=2))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    groups = [read_results(path) for path in paths]
+    return calibrate(groups, SemanticJudge(load_embedder(embedder)))

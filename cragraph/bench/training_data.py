@@ -106,7 +106,7 @@ def prepare_training_sets(data_root: Path, out_root: Path) -> list[Path]:
         questions, corpus = prefix_subset(data_root / spec.source, spec)
         name = spec.source.replace("/", "__")
         note = (f"Training cut of {spec.source}: first {len(questions)} questions, corpus prefix of "
-                f"{len(corpus)} passages (written by evaluators.training_data).")
+                f"{len(corpus)} passages (written by cragraph.bench.training_data).")
         folders.append(write_dataset(out_root / "train" / name, questions, corpus, note))
     for language in XQUAD_LANGUAGES:
         questions, corpus = xquad_subset(data_root / XQUAD / language, "train", XQUAD_TRAIN_MAX_QUESTIONS)
@@ -122,7 +122,7 @@ def write_xquad_heldout(data_root: Path, out_root: Path) -> list[Path]:
     parent.mkdir(parents=True, exist_ok=True)
     (parent / "SOURCE.md").write_text(
         f"# xquad_heldout\n\nThe test part of {XQUAD} split by passage-id hash "
-        f"(evaluators.training_data.xquad_part, {XQUAD_TEST_PERCENT}% test). Never used in training.\n",
+        f"(cragraph.bench.training_data.xquad_part, {XQUAD_TEST_PERCENT}% test). Never used in training.\n",
         encoding="utf-8")
     folders = []
     for language in XQUAD_LANGUAGES:
@@ -137,21 +137,16 @@ def default_data_root() -> Path:
     return Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 
-def main(argv: list[str] | None = None) -> None:
-    import argparse
-
+def default_out_root() -> Path:
+    """<user cache>/evaluator-data: where the training and held-out folders go by default."""
     from cragraph.models.paths import cache_root
 
-    parser = argparse.ArgumentParser(description="Write the evaluator's training and held-out XQuAD folders")
-    parser.add_argument("--data-root", type=Path, default=default_data_root())
-    parser.add_argument("--out", type=Path, default=None, help="default: <user cache>/evaluator-data")
-    args = parser.parse_args(argv)
-    out = args.out or cache_root() / "evaluator-data"
+    return cache_root() / "evaluator-data"
+
+
+def write_evaluator_data(data_root: Path | None = None, out_root: Path | None = None) -> list[Path]:
+    """Write the training folders and the held-out XQuAD folders; returns every folder written, in order."""
+    data_root = data_root or default_data_root()
+    out_root = out_root or default_out_root()
     writers: list[Callable[[Path, Path], list[Path]]] = [prepare_training_sets, write_xquad_heldout]
-    for writer in writers:
-        for folder in writer(args.data_root, out):
-            print(folder)
-
-
-if __name__ == "__main__":
-    main()
+    return [folder for writer in writers for folder in writer(data_root, out_root)]

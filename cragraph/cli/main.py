@@ -1,4 +1,4 @@
-"""The `cragraph` command line: index, search, ask, serve, eval."""
+"""The `cragraph` command line: index, search, ask, serve, eval, bench."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from cragraph.cli.agent import register as register_agent_commands
+from cragraph.cli.bench import register as register_bench_commands
 from cragraph.cli.evaluator import add_eval_evaluator, add_train_evaluator
 from cragraph.cli.options import DEFAULT_INDEX, parse_filters
 from cragraph.cli.plan import register as register_plan_commands
@@ -93,6 +94,7 @@ def _parser() -> argparse.ArgumentParser:
     add_eval_evaluator(targets)
     add_eval_qa(targets)
     add_eval_qa_suite(targets)
+    register_bench_commands(commands)
     return parser
 
 

@@ -1,13 +1,16 @@
 """`cragraph eval qa` (bench/qa.py: one set) and `cragraph eval qa-suite` (bench/qa_suite.py: every set, then
-docs/qa_results.md and the README results section generated). cragraph/cli.py wires them in with
-`add_eval_qa(targets)` and `add_eval_qa_suite(targets)` on the `eval` sub-command's subparsers. Heavy imports
-happen only when a command runs."""
+docs/qa_results.md and the README results section generated). cragraph/cli/main.py wires them in with
+`add_eval_qa(targets)` and `add_eval_qa_suite(targets)` on the `eval` sub-command's subparsers. The suite's
+options are parsed here into a bench.qa_suite.SuiteConfig. Heavy imports happen only when a command runs."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cragraph.bench.qa_suite import SuiteConfig
 
 
 def add_eval_qa(targets: Any) -> argparse.ArgumentParser:
@@ -55,8 +58,6 @@ def run_eval_qa(args: argparse.Namespace) -> int:
 
 def add_eval_qa_suite(targets: Any) -> argparse.ArgumentParser:
     """Add `qa-suite` to the `eval` subparsers."""
-    from cragraph.bench.qa_suite import add_suite_arguments
-
     parser = targets.add_parser(
         "qa-suite", help="the QA benchmark over hotpotqa, XQuAD en/ru/zh and NQ (resuming), SemMatch calibrated "
                          "on a disjoint slice; generates docs/qa_results.md and the README results section")
@@ -65,7 +66,58 @@ def add_eval_qa_suite(targets: Any) -> argparse.ArgumentParser:
     return parser
 
 
-def run_eval_qa_suite(args: argparse.Namespace) -> int:
-    from cragraph.bench.qa_suite import run_from_args
+def add_suite_arguments(parser: argparse.ArgumentParser) -> None:
+    """The suite's options; their defaults are SuiteConfig's (the published run)."""
+    from cragraph.bench.qa import ALL_MODES
+    from cragraph.bench.qa_suite import SUITE_SETS, SuiteConfig
 
-    return run_from_args(args)
+    defaults = SuiteConfig()
+    parser.add_argument("--data-root", type=Path, default=None,
+                        help="folder holding the sets (default: ../shared/data beside the repository)")
+    parser.add_argument("--sets", default=",".join(SUITE_SETS), help="comma-separated (default: the five)")
+    parser.add_argument("--limit", type=int, default=defaults.limit, help="reported questions per set "
+                        "(default: %(default)s)")
+    parser.add_argument("--calibration", type=int, default=defaults.calibration,
+                        help="questions after the reported ones per set that calibrate SemMatch (default: "
+                             "%(default)s)")
+    parser.add_argument("--modes", default=",".join(ALL_MODES), help="comma-separated (default: all)")
+    parser.add_argument("--out", type=Path, default=defaults.out, help="runs folder (default: %(default)s)")
+    parser.add_argument("--docs", type=Path, default=defaults.docs, help="results page (default: %(default)s)")
+    parser.add_argument("--notes", type=Path, default=defaults.notes,
+                        help="hand-written 'why we lose' text (default: %(default)s)")
+    parser.add_argument("--readme", type=Path, default=defaults.readme,
+                        help="README whose marked section is replaced (default: %(default)s)")
+    parser.add_argument("--embedder", default=defaults.embedder)
+    parser.add_argument("-k", type=int, default=defaults.k, help="passages plain RAG and the peers answer from")
+    parser.add_argument("--index-root", type=Path, default=None,
+                        help="where dataset indexes are kept (default: the user cache folder)")
+    parser.add_argument("--render-only", action="store_true",
+                        help="only regenerate the page and the README section from finished runs")
+    parser.add_argument("--fresh", action="store_true",
+                        help="discard earlier results and answer everything again (a resumed run reuses results "
+                             "whose settings match, even when the graph's code changed since)")
+    parser.add_argument("--no-plots", action="store_true")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def config_from_args(args: argparse.Namespace) -> SuiteConfig:
+    """The SuiteConfig that the parsed `qa-suite` options describe."""
+    from cragraph.bench.qa_suite import SuiteConfig
+
+    config = SuiteConfig(
+        sets=[s.strip() for s in args.sets.split(",") if s.strip()], limit=args.limit,
+        calibration=args.calibration, modes=[m.strip() for m in args.modes.split(",") if m.strip()],
+        out=args.out, docs=args.docs, notes=args.notes, readme=args.readme, embedder=args.embedder, k=args.k,
+        index_root=args.index_root, plots=not args.no_plots, fresh=args.fresh and not args.render_only)
+    if args.data_root is not None:
+        config.data_root = args.data_root
+    return config
+
+
+def run_eval_qa_suite(args: argparse.Namespace) -> int:
+    from cragraph.bench.qa_suite import run_suite
+
+    config = config_from_args(args)
+    docs = run_suite(config, render_only=args.render_only, progress=not args.quiet)
+    print(f"wrote {docs} and the results section of {config.readme}")
+    return 0

@@ -1,6 +1,9 @@
-"""The command line end to end with a tiny real embedder: index, search, eval, and bad input."""
+"""The command line end to end with a tiny real embedder: index, search, eval, bench, and bad input; and the
+rule that only cragraph/cli/ parses arguments."""
 
+import ast
 import json
+from pathlib import Path
 
 import pytest
 
@@ -107,3 +110,166 @@ def test_eval_retrieval_refuses_an_unknown_mode(tmp_path, capsys):
 
     with pytest.raises(ValueError, match="unknown mode 'hybrid-magic'"):
         retriever_modes(HybridRetriever(bundle=None), ["hybrid-magic"])
+
+
+# ----------------------------------------------------------------------------------------------- cragraph bench
+
+BENCH_COMMANDS = ("ask-latency", "bm25-speed", "semantic-calibration", "training-data", "cosine-calibration")
+ROOT = Path(__file__).resolve().parents[4]
+
+
+def test_bench_help_lists_its_five_commands(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["bench", "--help"])
+    assert exit_.value.code == 0
+    printed = capsys.readouterr().out
+    missing = [name for name in BENCH_COMMANDS if name not in printed]
+    assert not missing, f"`cragraph bench --help` does not list {missing}:\n{printed}"
+    assert main(["bench"]) == 2, "the bare group prints its help and fails"
+    printed = capsys.readouterr().out
+    assert printed.startswith("usage: cragraph bench") and all(name in printed for name in BENCH_COMMANDS)
+
+
+def test_bench_commands_parse_the_options_of_the_old_entry_points():
+    from cragraph.cli import bench
+    from cragraph.cli.main import _parser
+
+    parser = _parser()
+    latency = parser.parse_args(["bench", "ask-latency", "--index", "ix", "--file", "q.txt", "--web"])
+    assert (latency.index, latency.file, latency.web, latency.run) == ("ix", Path("q.txt"), True, bench._ask_latency)
+    speed = parser.parse_args(["bench", "bm25-speed"])
+    assert (speed.chunks, speed.queries, speed.okapi_queries, speed.seed, speed.out) == (100_000, 50, 20, 0, None)
+    semantic = parser.parse_args(["bench", "semantic-calibration", "a.jsonl", "b.jsonl", "--embedder", "minilm"])
+    assert (semantic.results, semantic.embedder) == ([Path("a.jsonl"), Path("b.jsonl")], "minilm")
+    training = parser.parse_args(["bench", "training-data", "--out", "o"])
+    assert (training.data_root, training.out, training.run) == (None, Path("o"), bench._training_data)
+    cosine = parser.parse_args(["bench", "cosine-calibration", "d", "--top-k", "5"])
+    assert (cosine.data_dir, cosine.embedder, cosine.top_k) == (Path("d"), "e5-small", 5)
+
+
+def test_bench_bm25_speed_writes_its_json(tmp_path, capsys):
+    from cragraph.bench.bm25_speed import DATA
+
+    if not DATA.exists():
+        pytest.skip(f"`cragraph bench bm25-speed` reads every corpus under {DATA}, which is not present "
+                    "(the benchmark data sits beside the repository in development)")
+    out = tmp_path / "speed" / "bm25.json"
+    assert main(["bench", "bm25-speed", "--chunks", "300", "--queries", "3", "--okapi-queries", "2",
+                 "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "| BM25Index.search (k=10) |" in printed and f"wrote {out}" in printed
+    result = json.loads(out.read_text(encoding="utf-8"))
+    assert {"chunks", "distinct_chunks", "chunks_reused", "corpora", "vocabulary", "tokenize_s", "build_s",
+            "query_median_ms", "query_p90_ms_ours", "queries", "speedup", "same_top10_scores", "params",
+            "machine"} <= set(result)
+    assert result["chunks"] == 300 and result["queries"] == {"ours": 3, "rank_bm25": 2}
+    assert result["same_top10_scores"] == "2/2"
+
+
+def test_bench_bm25_speed_without_data_is_a_clear_error(tmp_path):
+    from cragraph.bench.bm25_speed import run
+
+    with pytest.raises(FileNotFoundError, match="benchmark data not found"):
+        run(10, 1, 1, data=tmp_path / "nowhere")
+
+
+def test_bench_training_data_prints_every_folder_it_writes(tmp_path, capsys):
+    from cragraph.bench.training_data import default_data_root
+
+    if not default_data_root().exists():
+        pytest.skip(f"`cragraph bench training-data` cuts the sets under {default_data_root()}, which is not present")
+    out = tmp_path / "evaluator-data"
+    assert main(["bench", "training-data", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out.split()
+    assert str(out / "train" / "nq_open_oracle_litm") in printed
+    assert [str(out / "xquad_heldout" / language) for language in ("en", "ru", "zh")] == printed[-3:]
+    assert all((Path(folder) / "questions.jsonl").is_file() for folder in printed)
+
+
+def _tiny_set(folder: Path) -> Path:
+    folder.mkdir()
+    (folder / "corpus.jsonl").write_text("\n".join(json.dumps(d) for d in [
+        {"id": "p1", "title": "river", "text": "the river flows through the city near the old harbour"},
+        {"id": "p2", "title": "institute", "text": "a scientist founded an institute in the capital"},
+        {"id": "p3", "title": "bridge", "text": "the bridge crosses the river"},
+    ]) + "\n", encoding="utf-8")
+    (folder / "questions.jsonl").write_text("\n".join(json.dumps(q) for q in [
+        {"id": "q1", "question": "which river flows through the city", "answers": ["river"], "supporting_ids": ["p1"]},
+        {"id": "q2", "question": "who founded an institute", "answers": ["scientist"], "supporting_ids": ["p2"]},
+        {"id": "q3", "question": "what crosses the river", "answers": ["bridge"], "supporting_ids": ["p3"]},
+    ]) + "\n", encoding="utf-8")
+    return folder
+
+
+def test_bench_cosine_calibration_prints_the_measured_points(tmp_path, tiny_embedder_dir, capsys):
+    data = _tiny_set(tmp_path / "set")
+    assert main(["bench", "cosine-calibration", str(data), "--embedder", str(tiny_embedder_dir),
+                 "--top-k", "3"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert (result["questions"], result["positives"], result["negatives"], result["top_k"]) == (3, 3, 6, 3)
+    assert -1.0 <= result["cos_lo"] < result["cos_hi"] <= 1.0
+    assert len(result["positive_pcts"]) == len(result["negative_pcts"]) == 5
+
+
+def test_bench_semantic_calibration_prints_a_threshold_per_script(tmp_path, tiny_embedder_dir, capsys):
+    records = [{"id": f"q{i}", "mode": "plain", "abstained": False, "answer": f"the {word} [1]", "answers": [word]}
+               for i, word in enumerate(("river", "bridge", "harbour", "institute", "capital", "city"))]
+    results = tmp_path / "results.jsonl"
+    results.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    assert main(["bench", "semantic-calibration", str(results), "--embedder", str(tiny_embedder_dir)]) == 0
+    calibration = json.loads(capsys.readouterr().out)
+    assert set(calibration) == {"en"}
+    assert calibration["en"]["positives"] == 6 and calibration["en"]["pairs"] > 6
+    assert {"threshold", "balanced_accuracy", "tpr", "fpr"} <= set(calibration["en"])
+
+
+def test_qa_suite_options_become_the_config_and_its_reproduce_command():
+    from cragraph.bench.qa_suite import SUITE_SETS, suite_command
+    from cragraph.cli.main import _parser
+    from cragraph.cli.qa import config_from_args, run_eval_qa_suite
+
+    args = _parser().parse_args(["eval", "qa-suite", "--sets", "a, b", "--limit", "50", "--fresh", "--no-plots",
+                                 "--data-root", "data"])
+    config = config_from_args(args)
+    assert (list(config.sets), config.limit, config.fresh, config.plots, config.data_root) == \
+        (["a", "b"], 50, True, False, Path("data"))
+    assert args.run is run_eval_qa_suite
+    assert suite_command(config) == "OMP_NUM_THREADS=1 cragraph eval qa-suite --sets a,b --limit 50"
+    defaults = config_from_args(_parser().parse_args(["eval", "qa-suite", "--render-only", "--fresh"]))
+    assert tuple(defaults.sets) == SUITE_SETS and not defaults.fresh, "--render-only never discards results"
+
+
+# ---------------------------------------------------------------------------------------- argparse lives in cli
+
+
+def _entry_point_code(path: Path) -> list[str]:
+    """What in one module parses arguments or runs as a script: argparse imports and `__main__` checks."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "argparse" for a in node.names) or \
+                isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "argparse":
+            found.append(f"line {node.lineno}: imports argparse")
+        elif isinstance(node, ast.Compare) and any(isinstance(part, ast.Constant) and part.value == "__main__"
+                                                   for part in (node.left, *node.comparators)):
+            found.append(f"line {node.lineno}: a `__name__ == \"__main__\"` block")
+    return found
+
+
+def test_only_cragraph_cli_parses_arguments():
+    """cragraph/cli/ holds the project's only argparse; bench modules and evaluators are plain functions, run
+    through `cragraph` sub-commands, with no `python -m` entry points."""
+    offending = []
+    for top in ("cragraph", "evaluators", "graph", "nodes", "prompts", "stores"):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            relative = path.relative_to(ROOT)
+            if relative.parts[:2] == ("cragraph", "cli"):
+                continue
+            offending += [f"{relative.as_posix()} {what}" for what in _entry_point_code(path)]
+    assert not offending, "argument parsing outside cragraph/cli/:\n" + "\n".join(offending)
+
+
+def test_the_argparse_check_sees_function_level_imports_and_main_blocks(tmp_path):
+    module = tmp_path / "tool.py"
+    module.write_text("def main():\n    from argparse import ArgumentParser\n    return ArgumentParser\n\n\n"
+                      "if __name__ == '__main__':\n    main()\n", encoding="utf-8")
+    assert _entry_point_code(module) == ["line 2: imports argparse", 'line 6: a `__name__ == "__main__"` block']

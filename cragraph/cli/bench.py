@@ -1,0 +1,117 @@
+"""`cragraph bench ...`: the measurements behind the README's numbers that are not `cragraph eval` runs.
+
+    cragraph bench ask-latency --index DIR --file QUESTIONS     per-stage latency of the agent (bench/ask_latency.py)
+    cragraph bench bm25-speed --chunks 100000 --out FILE        BM25Index vs rank-bm25 (bench/bm25_speed.py)
+    cragraph bench semantic-calibration RESULTS.jsonl ...       SemMatch thresholds (bench/semantic_match.py)
+    cragraph bench training-data                                the evaluator's data folders (bench/training_data.py)
+    cragraph bench cosine-calibration DIR                       cosine evaluator points (bench/cosine_calibration.py)
+
+cragraph/cli/main.py wires the group in with `register(commands)`. Each handler parses, calls the plain bench
+function and prints; the bench modules load only when their command runs, so the CLI starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add `bench` and its sub-commands to the top-level subparsers."""
+    group = commands.add_parser("bench", help="speed and calibration measurements (latency, BM25 speed, "
+                                              "semantic-match and cosine calibration, evaluator data)")
+    group.set_defaults(run=lambda _args: _print_help(group))
+    benches = group.add_subparsers(title="what to measure")
+
+    latency = benches.add_parser("ask-latency", help="per-stage latency of the agent over a questions file "
+                                                     "(p50 / p95 per graph node, one warm process)")
+    latency.add_argument("--index", required=True)
+    latency.add_argument("--file", type=Path, required=True, help="questions, one per line (# comments)")
+    latency.add_argument("--web", action="store_true", help="allow web search (off by default)")
+    latency.set_defaults(run=_ask_latency)
+
+    bm25 = benches.add_parser(
+        "bm25-speed", help="BM25 query speed at scale: BM25Index vs rank-bm25's BM25Okapi over the same tokens",
+        description="BM25 query speed at scale: BM25Index against rank-bm25's BM25Okapi over the same tokens. "
+                    "Builds ~300-500-character chunks from every corpus.jsonl under ../shared/data (reused under "
+                    "new ids when there are fewer than --chunks), times real questions from the same sets and "
+                    "checks that both give the same top-10 scores. Prints a Markdown table; writes JSON to --out.")
+    bm25.add_argument("--chunks", type=int, default=100_000)
+    bm25.add_argument("--queries", type=int, default=50, help="questions timed on BM25Index")
+    bm25.add_argument("--okapi-queries", type=int, default=20, help="of those, timed on rank-bm25 (slow)")
+    bm25.add_argument("--seed", type=int, default=0)
+    bm25.add_argument("--out", type=Path, help="write the JSON result here")
+    bm25.set_defaults(run=_bm25_speed)
+
+    semantic = benches.add_parser(
+        "semantic-calibration", help="calibrate the semantic-match threshold per answer script on QA result files",
+        description="Calibrate the semantic-match threshold on QA result files.")
+    semantic.add_argument("results", nargs="+", type=Path, help="results.jsonl files of `cragraph eval qa` runs")
+    semantic.add_argument("--embedder", default="e5-small")
+    semantic.set_defaults(run=_semantic_calibration)
+
+    training = benches.add_parser(
+        "training-data", help="write the evaluator's training and held-out XQuAD folders",
+        description="Write the evaluator's training and held-out XQuAD folders")
+    training.add_argument("--data-root", type=Path, default=None,
+                          help="folder holding the benchmark sets (default: ../shared/data beside the repository)")
+    training.add_argument("--out", type=Path, default=None, help="default: <user cache>/evaluator-data")
+    training.set_defaults(run=_training_data)
+
+    cosine = benches.add_parser(
+        "cosine-calibration", help="measure the cosine evaluator's calibration points (cos_lo, cos_hi) on a "
+                                   "benchmark folder",
+        description="Measure cosine calibration points on a benchmark folder")
+    cosine.add_argument("data_dir", type=Path)
+    cosine.add_argument("--embedder", default="e5-small")
+    cosine.add_argument("--top-k", type=int, default=10)
+    cosine.set_defaults(run=_cosine_calibration)
+
+
+def _print_help(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
+
+
+def _ask_latency(args: argparse.Namespace) -> int:
+    from cragraph.bench.ask_latency import latency_report, measure_stage_latencies, read_questions
+
+    result = measure_stage_latencies(args.index, read_questions(args.file), web=args.web)
+    print(latency_report(result))
+    return 0
+
+
+def _bm25_speed(args: argparse.Namespace) -> int:
+    from cragraph.bench.bm25_speed import run, write_result
+
+    result = run(args.chunks, args.queries, args.okapi_queries, args.seed)
+    if args.out:
+        write_result(result, args.out)
+        print(f"wrote {args.out}")
+    return 0
+
+
+def _semantic_calibration(args: argparse.Namespace) -> int:
+    import json
+
+    from cragraph.bench.semantic_match import calibrate_results
+
+    print(json.dumps(calibrate_results(args.results, args.embedder), indent=2))
+    return 0
+
+
+def _training_data(args: argparse.Namespace) -> int:
+    from cragraph.bench.training_data import write_evaluator_data
+
+    for folder in write_evaluator_data(args.data_root, args.out):
+        print(folder)
+    return 0
+
+
+def _cosine_calibration(args: argparse.Namespace) -> int:
+    import json
+
+    from cragraph.bench.cosine_calibration import measure_on_dataset
+
+    print(json.dumps(measure_on_dataset(args.data_dir, args.embedder, args.top_k), indent=2))
+    return 0
