@@ -43,8 +43,8 @@ from cragraph.bench.qa_metrics import aggregate, by_type, recall_curve, score_re
 OUR_MODES = ("plain", "crag", "crag-multihop")
 PEER_MODES = ("langchain-ensemble", "rank-bm25", "binary-crag")
 ALL_MODES = OUR_MODES + PEER_MODES
-TABLE_COLUMNS = ("EM", "F1", "Contains", "SemMatch", "InContext", "CitePrec", "Abstain", "Truth", "Halluc", "R@5",
-                 "p50_ms", "p95_ms")
+TABLE_COLUMNS = ("EM", "F1", "Contains", "SemMatch", "InContext", "CtxChars", "CitePrec", "Abstain", "Truth",
+                 "Halluc", "R@5", "p50_ms", "p95_ms")
 TRUTH_COLUMNS = ("Truth", "Halluc", "Abstain", "Contains")
 RANKED_KEPT = 10
 PACKAGES = ("langgraph", "langchain-core", "langchain-classic", "langchain-community", "sentence-transformers",
@@ -401,6 +401,8 @@ def stage_table(summary: dict[str, dict[str, Any]]) -> str:
 def _cell(column: str, value: float | None) -> str:
     if value is None or value != value:  # None or NaN
         return "-"
+    if column == "CtxChars":
+        return f"{value:.0f}"
     return f"{value:.1f}" if column.endswith("_ms") else f"{value:.3f}"
 
 

@@ -25,7 +25,8 @@ _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff]")
 _CJK_PUNCTUATION = "，。！？；：、“”‘’（）《》【】「」『』—…·～"
 _PUNCTUATION = set(string.punctuation) | set(_CJK_PUNCTUATION) | {"«", "»", "–", "—"}
 
-ANSWER_METRICS = ("EM", "F1", "Contains", "SemMatch", "InContext", "CitePrec", "Abstain", "Truth", "Halluc")
+ANSWER_METRICS = ("EM", "F1", "Contains", "SemMatch", "InContext", "CtxChars", "CitePrec", "Abstain", "Truth",
+                  "Halluc")
 
 
 def strip_citations(text: str) -> str:
@@ -123,6 +124,7 @@ def score_record(record: dict[str, Any]) -> dict[str, float | None]:
         "F1": token_f1(prediction, golds) if prediction else 0.0,
         "Contains": contains_answer(prediction, golds) if prediction else 0.0,
         "InContext": answer_in_context(record.get("context", []), golds),
+        "CtxChars": float(sum(len(text) for text in record.get("context", []))),
         "CitePrec": citation_precision(record.get("cited_doc_ids", []), record.get("gold_ids", [])),
         "Abstain": float(bool(record.get("abstained"))),
         "Truth": 1.0 if correct else (-1.0 if answered_wrongly else 0.0),
