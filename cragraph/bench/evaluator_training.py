@@ -1,6 +1,6 @@
 """Train the embedded evaluator's head (`cragraph train-evaluator`).
 
-Pipeline (fixed seed, progress bars, training data only; see evaluators/training_data.py for the sets):
+Pipeline (fixed seed, progress bars, training data only; see cragraph/bench/training_data.py for the sets):
 1. write the training folders (cuts of the training sets and the XQuAD train part);
 2. index each folder through the product path (bench.retrieval.dataset_index: chunking, BM25, e5 vectors; the
    embeddings are cached by content hash, so a second run costs no model time);

@@ -415,6 +415,7 @@ DOC_METRICS = """\
   NQ-open "accuracy" used for long answers.
 - **SemMatch**: cos(answer, gold) on e5 >= a threshold calibrated per answer script (below).
 - **InContext**: the gold answer occurs in the context handed to the answer node: the ceiling for extraction.
+- **CtxChars**: characters of context handed to the answer node (mean per question).
 - **CitePrec**: share of cited documents that are gold (questions without citations left out).
 - **Abstain**: share of questions answered with the abstention message.
 - **R@k**: recall of gold documents in the ranked list each mode produced (CRAG: reranked candidates, then the

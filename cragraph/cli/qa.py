@@ -38,6 +38,13 @@ def add_eval_qa(targets: Any) -> argparse.ArgumentParser:
     parser.add_argument("--semantic-threshold", type=float, default=None,
                         help="one cosine threshold for the semantic-match judge in every language "
                              "(default: the thresholds calibrated per answer language)")
+    parser.add_argument("--unanswerable", type=float, default=0.0, metavar="FRACTION",
+                        help="share of the questions (0..1, seeded) asked of an index without their gold passages; "
+                             "adds Truth / Halluc / Abstain, overall and split (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=13, help="seed choosing the unanswerable questions")
+    parser.add_argument("--web-standin", action="store_true",
+                        help="serve the corpus, removed gold passages included, from a Tavily-compatible stand-in "
+                             "on 127.0.0.1 that the CRAG modes' web branch searches")
     parser.add_argument("--fresh", action="store_true", help="discard earlier results in --out and start over")
     parser.add_argument("--no-plots", action="store_true")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -52,7 +59,8 @@ def run_eval_qa(args: argparse.Namespace) -> int:
     run_qa_eval(args.dataset, modes, limit=args.limit, out=args.out, chat_models=args.chat_model,
                 embedder=args.embedder, k=args.k, index_root=args.index_root, reuse_index=args.reuse_index,
                 fresh=args.fresh, plots=not args.no_plots, semantic_threshold=args.semantic_threshold,
-                progress=not args.quiet)
+                progress=not args.quiet, unanswerable=args.unanswerable, seed=args.seed,
+                web_standin=args.web_standin)
     return 0
 
 
