@@ -1,4 +1,4 @@
-"""The `cragraph` command line: index, search, ask, serve, eval, bench."""
+"""The `cragraph` command line: index, search, ask, serve, eval, bench, web-standin."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from cragraph.cli.evaluator import add_eval_evaluator, add_train_evaluator
 from cragraph.cli.options import DEFAULT_INDEX, parse_filters
 from cragraph.cli.plan import register as register_plan_commands
 from cragraph.cli.qa import add_eval_qa, add_eval_qa_suite
+from cragraph.cli.web import register as register_web_commands
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -95,6 +96,7 @@ def _parser() -> argparse.ArgumentParser:
     add_eval_qa(targets)
     add_eval_qa_suite(targets)
     register_bench_commands(commands)
+    register_web_commands(commands)
     return parser
 
 
