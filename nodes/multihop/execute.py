@@ -96,6 +96,7 @@ def plan_execute(state: MultihopState, runtime: Runtime[Context]) -> dict[str, A
     }
     return {
         "step_results": run.records,
+        "facets": filled_facets(state.get("facets") or [], run),
         "evidence_hits": [hit.to_dict() for hit in evidence],
         "knowledge": passages(evidence),
         "multihop_answer": run.answer,
@@ -109,6 +110,15 @@ def plan_execute(state: MultihopState, runtime: Runtime[Context]) -> dict[str, A
             )
         ],
     }
+
+
+def filled_facets(facets: list[str], run: PlanRun) -> list[str]:
+    """The sub-questions selection must cover, with slots filled by what the plan found: "In which city was
+    {x1} born?" becomes "In which city was Marta Kowalczyk born?" (a slotted text alone says too little); every
+    candidate filling counts, since the first extracted value is not always the right one."""
+    composed = [query for value in run.values.values() if value is not None and value.kind == "queries"
+                for query in value.strings]
+    return [*(f for f in facets if "{" not in f), *composed]
 
 
 def passages(hits: Sequence[Hit]) -> list[dict[str, Any]]:
