@@ -1,9 +1,12 @@
 """Rule-based decomposition of typical multi-hop questions, the fallback when no LLM gives a valid plan.
 
-Two shapes cover most bridge and comparison questions:
+Three shapes cover most bridge and comparison questions:
 - bridge ("Who founded the label that released Thriller?"): the rightmost noun phrase with a relative clause
   running to the end of the question is asked first and its answer fills a slot in the rest. Repeated, so
   nested clauses become a chain ("... the state that borders the state where X died" -> 3 hops).
+- role bridge ("In which city was the director of Silver Harbor born?"): "the <role> of <Name>" is asked
+  first ("Who is the director of Silver Harbor?") when the rest of the question still asks something of it (a
+  bare "What is the capital of France?" stays one hop).
 - comparison ("Which is older, A or B?", "Are A and B both ...?"): one independent sub-question per item.
 A question neither shape matches gets no rule plan (the caller degrades to single-hop).
 """
@@ -25,13 +28,47 @@ _BOTH = re.compile(
     r"^(?:are|were|is|was|do|did|does)\s+(?P<a>.+?)\s+and\s+(?P<b>.+?)\s+both\s+(?P<rest>[^?]+)\??$",
     re.IGNORECASE,
 )
+_ROLE_OF = re.compile(
+    r"\bthe\s+(?P<role>[a-z][\w'\-]*)\s+of\s+"
+    r"(?P<name>(?:the\s+)?(?:(?:film|movie|novel|book|band|song|album|company|city|river|country|series|show|game"
+    r"|play|opera|group|team|club)\s+)?[A-Z0-9][\w'\-.]*(?:\s+(?:[A-Z0-9][\w'\-.]*|of|the|de|and|&))*[\w'.\-]*)"
+)
+# A role is someone or something that holds it: an agent noun (director, founder, author, president, ...) or a
+# relation of persons and places; "the name / time / kind of X" asks about X itself.
+_ROLE_SUFFIXES = ("er", "or", "ist", "ian", "ent", "ant", "ess")
+_ROLES = frozenset(
+    [
+        "wife", "husband", "spouse", "son", "daughter", "father", "mother", "parent", "child", "children",
+        "brother", "sister", "sibling", "partner", "king", "queen", "prince", "princess", "heir", "successor",
+        "predecessor", "owner", "chief", "head", "leader", "captain", "coach", "star", "capital", "birthplace",
+        "hometown", "headquarters", "chairman", "chairwoman", "ceo", "founder", "mayor"
+    ]
+)
+_NOT_ROLES = frozenset([
+    "number", "member", "quarter", "center", "centre", "winter", "summer", "character", "matter", "letter", "order",
+    "error"
+])
+
+
+def _is_role(word: str) -> bool:
+    agent = word.endswith(_ROLE_SUFFIXES) and not word.endswith("ment") and word not in _NOT_ROLES and len(word) > 4
+    return word in _ROLES or agent
+
+
+# Words that ask without saying what: a question made only of these (and the slot) asks nothing of the slot.
+_QUESTION_WORDS = frozenset(
+    [
+        "what", "which", "who", "whom", "whose", "where", "when", "how", "is", "was", "are", "were", "do", "does",
+        "did", "the", "a", "an", "in", "on", "at", "of", "to", "for", "by", "with", "from"
+    ]
+)
 MAX_HOPS = 4
 
 
 def rule_decomposition(question: str) -> Decomposition | None:
     """A valid DAG for a recognised shape, or None."""
     text = " ".join(question.split())
-    return _comparison(text) or _bridge(text)
+    return _comparison(text) or _bridge(text) or _role_bridge(text)
 
 
 def _comparison(text: str) -> Decomposition | None:
@@ -84,6 +121,25 @@ def _bridge(text: str) -> Decomposition | None:
     ]
     nodes.append(SubQuestion(id=f"q{len(hops) + 1}", text=rest, deps=[f"q{len(hops)}"]))
     return Decomposition(sub_questions=nodes)
+
+
+def _role_bridge(text: str) -> Decomposition | None:
+    """"<question about> the <role> of <Name>": who holds the role first, then the question about them."""
+    for match in _ROLE_OF.finditer(text):
+        if not _is_role(match.group("role").lower()):
+            continue
+        name = match.group("name").strip()
+        after = text[match.end():].lstrip()
+        outer = f"{text[: match.start()].rstrip()} {{x1}}{'' if after[:1] in ('?', '') else ' '}{after}".strip()
+        asked = [w for w in re.findall(r"[\w'\-]+", outer.replace("{x1}", " ").lower()) if w not in _QUESTION_WORDS]
+        if not asked or len(name.split()) > 8:
+            continue
+        role = match.group("role")
+        return Decomposition(sub_questions=[
+            SubQuestion(id="q1", text=f"Who or what is the {role} of {name}?", slot="x1"),
+            SubQuestion(id="q2", text=outer if outer.endswith("?") else f"{outer}?", deps=["q1"]),
+        ])
+    return None
 
 
 def _last_relative(text: str) -> re.Match[str] | None:

@@ -52,3 +52,19 @@ def test_candidates_skip_what_the_question_names_and_keep_passage_order():
     ]
     found = entity_candidates(passages, "Which river flows past Kazan?", 5, language="xx")
     assert found[0] == "Volga" and "Kazan" not in found and "Caspian Sea" in found
+
+
+def test_a_role_of_a_named_thing_is_asked_first_when_the_question_asks_more_of_it():
+    plan = rule_decomposition("In which city was the director of Silver Harbor born?")
+    assert [(q.text, q.slot, q.deps) for q in plan.sub_questions] == [
+        ("Who or what is the director of Silver Harbor?", "x1", []),
+        ("In which city was {x1} born?", None, ["q1"]),
+    ]
+    assert validate_decomposition(plan) == []
+    described = rule_decomposition("What nationality is the director of the film Inception?")
+    assert described.sub_questions[0].text == "Who or what is the director of the film Inception?"
+
+
+def test_a_role_question_that_asks_nothing_more_stays_one_hop():
+    assert rule_decomposition("Who is the wife of Barack Obama?") is None
+    assert rule_decomposition("What is the name of the river?") is None
