@@ -49,10 +49,10 @@ class Context:
         "name is refused, since its vectors would not be comparable.",
     )
     evaluator: str = _setting(
-        "cosine",
-        "Relevance evaluator for grading and strip refinement: 'cosine' "
-        "(calibrated similarity on the index's embedder), 'embedded', "
-        "'t5:<model>', 'cross-encoder:<model>', 'llm:<provider:model>'.",
+        "embedded",
+        "Relevance evaluator for grading, strip refinement and evidence: 'embedded' (the trained e5-small "
+        "head shipped in evaluators/weights), 'cosine' (calibrated similarity on the index's embedder), "
+        "'t5:<model>', 'cross-encoder:<model>', 'llm:<provider:model>'. upper/lower are on its scale.",
     )
     chat_model: str = _setting(
         "embedded",
@@ -136,8 +136,11 @@ class Context:
         -0.5, "Passages the cross-encoder scores below this are dropped."
     )
     # ---- grade ---------------------------------------------------------------------------------------------
-    upper: float = _setting(0.2, "CRAG upper threshold: any passage scoring above it -> correct.")
-    lower: float = _setting(-0.5, "CRAG lower threshold: all passages below it -> incorrect.")
+    upper: float = _setting(
+        0.5, "CRAG upper threshold: any passage scoring above it -> correct (chosen with the default evaluator by "
+        "the truthfulness score on training data; see README)."
+    )
+    lower: float = _setting(0.0, "CRAG lower threshold: all passages below it -> incorrect (chosen with upper).")
     index_thresholds: bool = _setting(
         True,
         "Use the (upper, lower) stored in the index for the evaluator by `cragraph eval evaluator "

@@ -41,6 +41,7 @@ def server(tmp_path_factory, tiny_embedder_dir):
     env.update(
         {
             "CRAGRAPH_EMBEDDER": str(tiny_embedder_dir),
+            "CRAGRAPH_EVALUATOR": "cosine",  # on the tiny embedder: the plumbing is under test, not the grades
             "CRAGRAPH_WEB_SEARCH": "false",
             "CRAGRAPH_MAX_RETRIEVAL_ROUNDS": "1",
             "OMP_NUM_THREADS": "1",
