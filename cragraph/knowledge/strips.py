@@ -24,7 +24,10 @@ class StripSettings:
 
     min_chars: int = setting(60, "Sentences shorter than this are joined with the next into one strip.")
     max_chars: int = setting(400, "Longest strip; longer sentences stay whole but are not joined.")
-    threshold: float = setting(-0.5, "Strips scoring below this are dropped.")
+    threshold: float = setting(
+        -0.95, "Strips scoring below this are dropped (on the evaluator's scale; chosen with the default evaluator "
+        "on training data)."
+    )
 
 
 def strip_spans(text: str, language: str, min_chars: int, max_chars: int) -> list[tuple[int, int]]:
