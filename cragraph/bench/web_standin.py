@@ -284,15 +284,7 @@ class WebStandin:
                     return _RequestError(400, f"the body is not valid JSON ({error})")
 
             def _reply(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
+                send_json(self, status, json.dumps(payload, ensure_ascii=False).encode("utf-8"))
 
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (http.server's signature)
                 return
@@ -327,3 +319,15 @@ class WebStandin:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def send_json(handler: BaseHTTPRequestHandler, status: int, data: bytes) -> None:
+    """Write one JSON reply; a client that already gave up (a timeout) is not an error of ours."""
+    try:
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
