@@ -110,7 +110,6 @@ class State(InputState, OutputState, total=False):
 class MultihopInput(TypedDict):
     """What the planning subgraph takes."""
 
-
     question: str
     filters: NotRequired[dict[str, Any] | None]
     analysis: NotRequired[dict[str, Any]]  # the main graph's analysis of the question, when it made one
@@ -119,8 +118,8 @@ class MultihopInput(TypedDict):
 class MultihopOutput(TypedDict, total=False):
     """What the planning subgraph hands back to the main graph (see graph/multihop.py)."""
 
-
     knowledge: list[dict[str, Any]]
+    candidates: list[dict[str, Any]]
     evidence_hits: list[dict[str, Any]]
     facets: list[str]
     plan_dsl: str

@@ -2,7 +2,8 @@
 
 START -> understand -> retrieve -> rerank -> grade -> {refine | refine + web_search | web_search | rewrite}
 -> select -> highlight -> answer -> END, with rewrite -> retrieve as the bounded re-retrieval loop; multi-hop
-questions go understand -> multihop (the planning subgraph) -> select. Importing this module loads no model:
+questions go understand -> multihop (the planning subgraph) -> grade, so the plan's evidence is graded and refined
+like retrieved passages (and abandoned when it is judged incorrect). Importing this module loads no model:
 nodes load the index and models through per-process caches on first use.
 """
 
@@ -45,7 +46,7 @@ def build_graph() -> StateGraph[State, Context, InputState, OutputState]:
 
     builder.add_edge(START, "understand")
     builder.add_conditional_edges("understand", route_question, ["retrieve", "multihop", END])
-    builder.add_edge("multihop", "select")
+    builder.add_edge("multihop", "grade")
     builder.add_edge("retrieve", "rerank")
     builder.add_edge("rerank", "grade")
     builder.add_conditional_edges("grade", route_after_grade, ["refine", "web_search", "rewrite", "select"])

@@ -15,7 +15,7 @@ Destination = Literal["refine", "web_search", "rewrite", "select"]
 
 def route_question(state: State) -> Literal["retrieve", "multihop", "__end__"]:
     """Single-hop questions go through CRAG retrieval; multi-hop ones to the planning subgraph, whose evidence
-    goes straight to coverage selection; a recommend-only request ends with the recommendation."""
+    is then graded like retrieved passages; a recommend-only request ends with the recommendation."""
     if state.get("recommend_only"):
         return "__end__"
     return "multihop" if state.get("route") == "multihop" else "retrieve"

@@ -99,6 +99,7 @@ def plan_execute(state: MultihopState, runtime: Runtime[Context]) -> dict[str, A
         "facets": filled_facets(state.get("facets") or [], run),
         "evidence_hits": [hit.to_dict() for hit in evidence],
         "knowledge": passages(evidence),
+        "candidates": passages(evidence),  # what the main graph grades before refining and selecting
         "multihop_answer": run.answer,
         "trace": [
             timer.record(

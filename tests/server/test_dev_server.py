@@ -126,9 +126,9 @@ async def _drive(url: str) -> None:
         planned["thread_id"],
         assistant_id,
         {"question": "Which river flows into the Caspian Sea?"},
-        {"multihop": "always"},
+        {"multihop": "always", "upper": -1.0, "lower": -1.0},  # the planned evidence is graded too
     )
-    assert {"multihop", "select", "answer"} <= planned_nodes
+    assert {"multihop", "grade", "select", "answer"} <= planned_nodes
     assert {"decompose", "validate", "compile", "translate", "execute"} <= planned_nodes  # the subgraph streams
     assert planned_values["citations"]
     assert set(NODES) <= seen_nodes | correct_nodes | planned_nodes

@@ -128,13 +128,22 @@ def test_every_trace_record_has_the_agreed_fields(index):
         assert entry["duration_ms"] >= 0
 
 
-def test_multihop_route_runs_the_planner_and_selects_from_its_evidence(index):
+def test_multihop_route_runs_the_planner_then_grades_its_evidence(index):
     result = graph.invoke({"question": IN_CORPUS}, context=context(index, multihop="always"))
     ran = nodes_run(result)
     assert ran[0] == "understand" and ran[-3:] == ["select", "highlight", "answer"]
-    assert {"decompose", "validate", "compile", "translate", "execute"} <= set(ran)
-    assert "retrieve" not in ran and "grade" not in ran
+    assert {"decompose", "validate", "compile", "translate", "execute", "grade"} <= set(ran)
+    assert ran.index("execute") < ran.index("grade") and "retrieve" not in ran
+    assert result["verdict"] == "correct"
     assert result["citations"] and result["citations"][0]["source"] == "index"
+
+
+def test_planned_evidence_graded_incorrect_ends_in_abstention(index):
+    result = graph.invoke({"question": OFF_CORPUS}, context=context(index, multihop="always",
+                                                                    max_retrieval_rounds=0))
+    ran = nodes_run(result)
+    assert "execute" in ran and result["verdict"] == "incorrect"
+    assert result["abstained"] and result["citations"] == []
 
 
 def test_route_choice_follows_the_setting_and_the_question_shape():
