@@ -13,6 +13,7 @@ from langgraph.runtime import Runtime
 
 from cragraph.context import Context
 from cragraph.knowledge.passages import passage_text
+from cragraph.knowledge.selection import facet_texts
 from cragraph.knowledge.vectors import stored_cosines
 from cragraph.models.embedder import canonical_name
 from cragraph.state import StageTimer, State
@@ -28,18 +29,25 @@ def grade(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     bundle = bundle_of(settings)
     candidates = list(state.get("candidates", []))
     evaluator = evaluator_of(settings, bundle)
-    if not candidates:
-        scores: list[float] = []
-    elif isinstance(evaluator, CosineEvaluator) and canonical_name(evaluator.embedder_name) == canonical_name(
-        bundle.settings.embedder
-    ):
-        cosines = stored_cosines(bundle, state["question"], candidates)
-        scores = map_cosines(cosines, evaluator.cos_lo, evaluator.cos_hi).tolist()
-    else:
-        scores = evaluator.score(state["question"], [passage_text(p) for p in candidates])
+    cosine = evaluator if isinstance(evaluator, CosineEvaluator) and canonical_name(
+        evaluator.embedder_name) == canonical_name(bundle.settings.embedder) else None
+
+    def scores_for(question: str) -> list[float]:
+        if cosine is not None:  # the index's own vectors: no re-embedding
+            cosines = stored_cosines(bundle, question, candidates)
+            return map_cosines(cosines, cosine.cos_lo, cosine.cos_hi).tolist()
+        return evaluator.score(question, [passage_text(p) for p in candidates])
+
+    scores: list[float] = scores_for(state["question"]) if candidates else []
     upper, lower, origin = thresholds_for(settings, bundle)
     verdict = crag_grade(scores, upper, lower)
-    graded = [{**p, "grade": float(s)} for p, s in zip(candidates, scores, strict=True)]
+    # The verdict asks whether anything answers the question. A planned question's bridge passage answers a
+    # sub-question instead, so a passage's own grade (what refinement keeps it by) is its best score against the
+    # question and every filled sub-question.
+    kept_by = list(scores)
+    for facet in facet_texts(state["question"], state.get("facets")) if candidates else []:
+        kept_by = [max(a, b) for a, b in zip(kept_by, scores_for(facet), strict=True)]
+    graded = [{**p, "grade": float(s)} for p, s in zip(candidates, kept_by, strict=True)]
     counts = {
         "passages": len(graded),
         "above_upper": sum(s > upper for s in scores),
