@@ -6,6 +6,7 @@ never from state, so state stays JSON-able and a server loads each model once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from cragraph.context import Context
@@ -45,3 +46,8 @@ def evaluator_spec(settings: Context, bundle: IndexBundle) -> str:
 
 def evaluator_of(settings: Context, bundle: IndexBundle) -> RelevanceEvaluator:
     return load_evaluator(evaluator_spec(settings, bundle))
+
+
+def lazy_evaluator(settings: Context) -> Callable[[], RelevanceEvaluator]:
+    """The run's evaluator, opened (index and model) only if a caller needs it."""
+    return lambda: evaluator_of(settings, bundle_of(settings))

@@ -20,15 +20,13 @@ from cragraph.knowledge.strips import StripSettings
 from cragraph.models.structured import ask_structured
 from cragraph.settings import section
 from cragraph.state import StageTimer, State
-from evaluators.base import RelevanceEvaluator
-from nodes._runtime import bundle_of, evaluator_of, settings_of
+from nodes._runtime import lazy_evaluator, settings_of
 from prompts.answer import AnswerReply, answer_messages
 from prompts.languages import abstention
 from stores.text import language_of
 
 _MARKER = re.compile(r"\[(\d{1,3})\]")
 _SPACES = re.compile(r"\s+")
-
 
 
 def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -39,9 +37,7 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if not context:
         why = "no context survived grading and selection" + _web_reason(state)
         return _abstain(timer, language, why)
-    def evaluator() -> RelevanceEvaluator:
-        return evaluator_of(settings, bundle_of(settings))
-
+    evaluator = lazy_evaluator(settings)
     sentences = scored_sentences(state["question"], context, evaluator, section(StripSettings, settings, "strip_"))
     best = max((s["score"] for s in sentences), default=-1.0)
     if best < settings.answer_min_score:

@@ -30,8 +30,7 @@ from cragraph.knowledge.selection import facet_texts
 from cragraph.knowledge.strips import StripSettings
 from cragraph.settings import section
 from cragraph.state import StageTimer, State
-from evaluators.base import RelevanceEvaluator
-from nodes._runtime import bundle_of, evaluator_of, settings_of
+from nodes._runtime import lazy_evaluator, settings_of
 
 
 def highlight(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -42,9 +41,7 @@ def highlight(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         return {"highlights": [], "trace": [timer.record("highlighting off", {"passages": len(context)})]}
     if not context:
         return {"highlights": [], "trace": [timer.record("no context", {"passages": 0})]}
-    def evaluator() -> RelevanceEvaluator:
-        return evaluator_of(settings, bundle_of(settings))
-
+    evaluator = lazy_evaluator(settings)
     sentences = scored_sentences(state["question"], context, evaluator, section(StripSettings, settings, "strip_"))
     units = located_units(sentences, context)
     facets = facet_texts(state["question"], state.get("facets"))

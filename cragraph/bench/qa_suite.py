@@ -446,6 +446,14 @@ DOC_NOT_MEASURED = """\
 # ---------------------------------------------------------------------------------------------- reproducing
 
 
+def home_relative(path: Path) -> str:
+    """`~/...` for a path under the home folder, so a generated page names no one machine's home."""
+    try:
+        return "~/" + Path(path).expanduser().resolve().relative_to(Path.home().resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
 def suite_command(config: SuiteConfig) -> str:
     """The command that reproduces `config`: options only where they differ from the defaults."""
     defaults = SuiteConfig()
@@ -460,6 +468,6 @@ def suite_command(config: SuiteConfig) -> str:
         if value != default:
             options.append(f"{flag} {value}")
     if config.index_root is not None:
-        options.append(f"--index-root {config.index_root}")
+        options.append(f"--index-root {home_relative(config.index_root)}")
     return " ".join(["OMP_NUM_THREADS=1 cragraph eval qa-suite", *options])
 

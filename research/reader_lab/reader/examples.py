@@ -22,7 +22,7 @@ from evaluators.training_data import xquad_part
 
 from reader.types import Passage
 
-DATA = Path("/work/shared/data")
+DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"  # ../shared/data beside the repo
 NQ_FIRST_TRAIN = 460
 NQ_REPORT = 200
 

@@ -1,4 +1,4 @@
-"""Fast unit tests of the reader's model-free parts (run: PYTHONPATH=/work/before:/work/lab pytest tests)."""
+"""Fast unit tests of the reader's model-free parts (run: PYTHONPATH=<pre-move tree>:. pytest tests)."""
 
 import numpy as np
 from reader.context import build_context

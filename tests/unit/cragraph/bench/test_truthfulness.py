@@ -43,7 +43,7 @@ def test_the_unanswerable_share_is_seeded_and_checked():
             choose_unanswerable(questions, bad)
 
 
-def test_the_reduced_index_lacks_the_removed_documents_and_is_built_once(tmp_path, tiny_embedder_dir):
+def test_the_reduced_index_lacks_the_removed_documents_and_is_built_once(tmp_path, tiny_embedder_dir, capsys):
     folder = tmp_path / "toy"
     folder.mkdir()
     rows = [{"id": f"d{i}", "title": f"Doc {i}", "text": f"The river {i} flows through the city {i}."}
@@ -54,8 +54,9 @@ def test_the_reduced_index_lacks_the_removed_documents_and_is_built_once(tmp_pat
     dataset = load_dataset(folder)
     bundle = reduced_index(dataset, {"d0", "d2"}, str(tiny_embedder_dir), tmp_path / "indexes", progress=False)
     assert bundle.docstore.document_ids() == {"d1", "d3"}
+    assert "without 2 gold documents" in capsys.readouterr().out
     again = reduced_index(dataset, {"d2", "d0"}, str(tiny_embedder_dir), tmp_path / "indexes", progress=False)
-    assert again.path == bundle.path and again.manifest == bundle.manifest  # opened, not rebuilt
+    assert again.path == bundle.path and "indexed" not in capsys.readouterr().out  # opened, not rebuilt
 
 
 def _runner(found: bool):

@@ -235,6 +235,8 @@ def test_qa_suite_options_become_the_config_and_its_reproduce_command():
         (["a", "b"], 50, True, False, Path("data"))
     assert args.run is run_eval_qa_suite
     assert suite_command(config) == "OMP_NUM_THREADS=1 cragraph eval qa-suite --sets a,b --limit 50"
+    config.index_root = Path.home() / ".cache" / "cragraph" / "qa-suite-indexes"
+    assert suite_command(config).endswith("--index-root ~/.cache/cragraph/qa-suite-indexes")  # no machine's home
     defaults = config_from_args(_parser().parse_args(["eval", "qa-suite", "--render-only", "--fresh"]))
     assert tuple(defaults.sets) == SUITE_SETS and not defaults.fresh, "--render-only never discards results"
 
