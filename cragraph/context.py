@@ -180,9 +180,12 @@ class Context:
     llm_answer: bool = _setting(
         False,
         "Write the answer with the chat model (validated JSON with citations); "
-        "off = extractive answer from the best evidence sentences.",
+        "off = the short-answer reader's span from the selected passages.",
     )
-    answer_sentences: int = _setting(2, "Evidence sentences in an extractive answer.")
+    answer_sentences: int = _setting(2, "Evidence sentences shown with a reader answer.")
+    reader_path: str = _setting(
+        "", "Folder of the short-answer reader's weights (reader.npz + config.json); empty = the packaged ones."
+    )
     answer_min_score: float = _setting(-0.2, "Abstain when no evidence sentence scores at least this.")
     answer_max_new_tokens: int = _setting(200, "Generation cap for the LLM answer.")
     # ---- multi-hop planning (graph/multihop.py) -------------------------------------------------------------

@@ -1,10 +1,13 @@
-"""answer: from the selected context only, with numbered citations [n] and the evidence sentences.
+"""answer: from the selected context only, a short answer with its citation [n] and the evidence sentences.
 
-Two paths. Extractive (default): the best-scoring knowledge strips (scored against the question by the
-evaluator during refinement) are the answer, each followed by its citation. LLM (`llm_answer`): the chat model
-answers in strict JSON, which is validated (citations in range, evidence copied from the cited passages); an
-invalid reply falls back to the extractive path and says so in the trace. Both abstain, in the question's
-language, when there is no context or no sentence reaches `answer_min_score`.
+Two paths. Reader (default, no LLM): the short-answer reader (cragraph.reader) points at the shortest span of
+the selected passages that answers (a name, date, number, phrase; yes / no; one of two named options), cited
+by its passage; its sentence and the next best strips (scored against the question by the evaluator during
+refinement) are the evidence. LLM (`llm_answer`): the chat model answers in strict JSON, which is validated
+(citations in range, evidence copied from the cited passages) and checked by the reader's support test (its
+content words must occur in the passages it cites); a reply that fails either falls back to the reader and
+says so in the trace. Both abstain, in the question's language, when there is no context, no sentence reaches
+`answer_min_score`, or the reader finds no span.
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ from cragraph.context import Context
 from cragraph.knowledge.evidence import citations, evidence_records, renumber, scored_sentences
 from cragraph.knowledge.strips import StripSettings
 from cragraph.models.structured import ask_structured
+from cragraph.reader import Passage, ReaderAnswer
+from cragraph.reader.cache import load_reader
+from cragraph.reader.support import is_supported
 from cragraph.settings import section
 from cragraph.state import StageTimer, State
 from nodes._runtime import lazy_evaluator, settings_of
@@ -44,8 +50,7 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         return _abstain(
             timer,
             language,
-            f"best evidence score {best:.2f} < answer_min_score "
-            f"{settings.answer_min_score}" + _web_reason(state),
+            f"best evidence score {best:.2f} < answer_min_score {settings.answer_min_score}" + _web_reason(state),
         )
     note = None
     if settings.llm_answer:
@@ -62,13 +67,36 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                     )
                 ],
             }
-    top = sorted(sentences, key=lambda s: -s["score"])[: max(1, settings.answer_sentences)]
-    top = [s for s in top if s["score"] >= settings.answer_min_score]
-    numbers = renumber([s["n"] for s in top])
-    text = " ".join(f"{' '.join(s['sentence'].split())} [{numbers[s['n']]}]" for s in top)
-    update = _answered(text, context, numbers, evidence_records(top, numbers), language)
+    short = load_reader(settings.reader_path).read(state["question"], [_reader_passage(p) for p in context], language)
+    if short is None:
+        return _abstain(timer, language, "the reader found no answer span in the context" + _web_reason(state))
+    update = _short_answer(short, context, sentences, settings.answer_sentences, language)
     counts = {"context": len(context), "sentences": len(sentences), "citations": len(update["citations"])}
-    return {**update, "trace": [timer.record("extractive answer", counts, [s["score"] for s in top], note)]}
+    scores = [e["score"] for e in update["evidence"]]
+    return {**update, "trace": [timer.record(f"reader answer ({short.kind})", counts, scores, note)]}
+
+
+def _reader_passage(passage: dict[str, Any]) -> Passage:
+    return Passage(passage["text"], passage.get("title") or "", float(passage.get("score") or 0.0))
+
+
+def _short_answer(
+    short: ReaderAnswer,
+    context: list[dict[str, Any]],
+    sentences: list[dict[str, Any]],
+    n_evidence: int,
+    language: str,
+) -> dict[str, Any]:
+    """The reader's span cited by its passage; evidence: the strip holding the span, then the best others."""
+    n = short.passage + 1
+    own = [s for s in sentences if s["n"] == n]
+    holding = [s for s in own if short.kind == "span" and _normalized(short.text) in _normalized(s["sentence"])]
+    first = max(holding or own, key=lambda s: s["score"], default=None)
+    others = sorted((s for s in sentences if s is not first), key=lambda s: -s["score"])
+    chosen = ([first] if first else []) + others[: max(0, n_evidence - 1 if first else n_evidence)]
+    numbers = renumber([n] + [s["n"] for s in chosen])
+    text = f"{' '.join(short.text.split())} [{numbers[n]}]"
+    return _answered(text, context, numbers, evidence_records(chosen, numbers), language)
 
 
 def llm_answer(
@@ -88,7 +116,7 @@ def llm_answer(
         max_new_tokens=settings.answer_max_new_tokens,
     )
     if reply is None:
-        return None, f"{error}; extractive answer used"
+        return None, f"{error}; reader answer used"
     if not reply.answerable:
         why = f"the LLM ({spec}) found no answer in the context"
         return {
@@ -100,8 +128,11 @@ def llm_answer(
     if not reply.answer.strip() or not cited or any(not 1 <= n <= len(context) for n in cited):
         return (
             None,
-            f"LLM answer has no valid citation (cited {cited} of {len(context)}); extractive answer used",
+            f"LLM answer has no valid citation (cited {cited} of {len(context)}); reader answer used",
         )
+    cited_texts = (f"{context[n - 1].get('title') or ''} {context[n - 1]['text']}" for n in cited)
+    if not is_supported(_MARKER.sub(" ", reply.answer), cited_texts):
+        return None, f"LLM answer not supported by the passages it cites {cited}; reader answer used"
     numbers = renumber(cited)
     text = _MARKER.sub(lambda m: f"[{numbers.get(int(m.group(1)), int(m.group(1)))}]", reply.answer.strip())
     evidence = []
@@ -120,9 +151,7 @@ def llm_answer(
                 break
     note = f"LLM answer ({spec})"
     if len(evidence) < len(reply.evidence):
-        note += (
-            f"; {len(reply.evidence) - len(evidence)} evidence sentences not found in the context replaced"
-        )
+        note += f"; {len(reply.evidence) - len(evidence)} evidence sentences not found in the context replaced"
     if not evidence:
         best = sorted((s for s in sentences if s["n"] in numbers), key=lambda s: -s["score"])[:2]
         evidence = evidence_records(best, numbers)
@@ -131,10 +160,16 @@ def llm_answer(
     return {**update, "decision": "LLM answer", "counts": counts}, note
 
 
-def _answered(text: str, context: list[dict[str, Any]], numbers: dict[int, int],
-              evidence: list[dict[str, Any]], language: str) -> dict[str, Any]:
-    return {"answer": text, "citations": citations(context, numbers), "evidence": evidence,
-            "abstained": False, "language": language}
+def _answered(
+    text: str, context: list[dict[str, Any]], numbers: dict[int, int], evidence: list[dict[str, Any]], language: str
+) -> dict[str, Any]:
+    return {
+        "answer": text,
+        "citations": citations(context, numbers),
+        "evidence": evidence,
+        "abstained": False,
+        "language": language,
+    }
 
 
 def _normalized(text: str) -> str:

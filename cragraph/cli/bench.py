@@ -5,6 +5,7 @@
     cragraph bench semantic-calibration RESULTS.jsonl ...       SemMatch thresholds (bench/semantic_match.py)
     cragraph bench training-data                                the evaluator's data folders (bench/training_data.py)
     cragraph bench cosine-calibration DIR                       cosine evaluator points (bench/cosine_calibration.py)
+    cragraph bench reader-training --out DIR                    the short-answer reader (bench/reader_training.py)
 
 cragraph/cli/main.py wires the group in with `register(commands)`. Each handler parses, calls the plain bench
 function and prints; the bench modules load only when their command runs, so the CLI starts fast.
@@ -67,6 +68,18 @@ def register(commands: argparse._SubParsersAction) -> None:
     cosine.add_argument("--top-k", type=int, default=10)
     cosine.set_defaults(run=_cosine_calibration)
 
+    reader = benches.add_parser(
+        "reader-training", help="train the short-answer reader on the training sets (writes reader.npz + "
+                                "config.json; copy them to cragraph/reader/weights or point reader_path at them)",
+        description="Train the short-answer reader on training data only")
+    reader.add_argument("--out", type=Path, required=True, help="folder for reader.npz and config.json")
+    reader.add_argument("--threads", type=int, default=2, help="torch threads (results depend on it)")
+    reader.add_argument("--data-root", type=Path, default=None,
+                        help="folder holding the benchmark sets (default: ../shared/data beside the repository)")
+    reader.add_argument("--set", nargs="*", default=[], metavar="KEY=JSON",
+                        help="override training settings, e.g. epochs=1 (see default_config)")
+    reader.set_defaults(run=_reader_training)
+
 
 def _print_help(parser: argparse.ArgumentParser) -> int:
     parser.print_help()
@@ -114,4 +127,23 @@ def _cosine_calibration(args: argparse.Namespace) -> int:
     from cragraph.bench.cosine_calibration import measure_on_dataset
 
     print(json.dumps(measure_on_dataset(args.data_dir, args.embedder, args.top_k), indent=2))
+    return 0
+
+
+def _reader_training(args: argparse.Namespace) -> int:
+    import json
+
+    from cragraph.bench.reader_training import default_config, train_reader
+
+    overrides = {}
+    for item in args.set:
+        key, _, value = item.partition("=")
+        if key not in default_config() or not value:
+            raise SystemExit(f"--set {item!r}: expected KEY=JSON with KEY one of {', '.join(default_config())}")
+        try:
+            overrides[key] = json.loads(value)
+        except ValueError as error:
+            raise SystemExit(f"--set {item!r}: the value is not JSON ({error})") from error
+    metrics = train_reader(args.out, args.threads, overrides, args.data_root)
+    print(json.dumps(metrics.get("ALL", {})))
     return 0

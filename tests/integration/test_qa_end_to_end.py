@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -49,7 +50,10 @@ def test_all_modes_report_plots_and_resume(slice_dataset, tmp_path, monkeypatch)
         metrics = summary[mode]["metrics"]
         assert metrics["R@10"] == 1.0, mode  # 26 passages: every gold document is ranked in the top 10
         assert metrics["InContext"] >= 0.5, mode  # the gold answer reaches the answerer
-        assert metrics["Contains"] > 0, mode
+    answered = [r for r in records if not r.get("abstained")]
+    assert answered, "every mode abstained on every question"
+    for record in answered:  # the reader's short answer: one span, then its citation
+        assert re.fullmatch(r"[^\[\]]{1,200} \[\d+\]", record["answer"]), record
     crag_stages = summary["crag"]["stages"]
     assert {"retrieve", "rerank", "grade", "refine", "select", "answer"} <= set(crag_stages)
     assert "execute" in summary["crag-multihop"]["stages"] or "retrieve" in summary["crag-multihop"]["stages"]

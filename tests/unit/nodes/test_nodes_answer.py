@@ -1,4 +1,4 @@
-"""answer: extractive citations and evidence, abstention per language, validated LLM answers and fallbacks."""
+"""answer: the reader's short answer with citation and evidence, abstention per language, checked LLM answers."""
 
 from __future__ import annotations
 
@@ -51,25 +51,57 @@ def scripted(monkeypatch, reply):
     return model
 
 
-def test_extractive_answer_cites_the_best_sentences_in_order():
+def test_reader_answer_is_the_short_span_cited_with_its_sentence_as_evidence():
     result = run(STATE, answer_sentences=2, answer_min_score=0.0)
-    assert result["answer"] == "The Volga flows into the Caspian Sea. [1] Kazan stands on the Volga. [2]"
+    assert result["answer"] == "Caspian Sea [1]" and not result["abstained"]
+    assert result["evidence"][0] == {"n": 1, "sentence": "The Volga flows into the Caspian Sea.", "score": 0.9}
+    assert [e["sentence"] for e in result["evidence"]][1:] == ["Kazan stands on the Volga."]
     assert [c["id"] for c in result["citations"]] == ["volga#0", "https://example.org/kazan"]
-    assert (
-        result["citations"][1]["url"] == "https://example.org/kazan"
-        and result["citations"][1]["source"] == "web"
-    )
-    assert [e["n"] for e in result["evidence"]] == [1, 2] and not result["abstained"]
+    assert result["citations"][1]["url"] == "https://example.org/kazan" and result["citations"][1]["source"] == "web"
+    assert result["trace"][0]["decision"] == "reader answer (span)"
 
 
-def test_citations_are_renumbered_when_only_a_later_passage_is_used():
-    state = {
-        **STATE,
-        "selected": [{**CONTEXT[0], "strips": [{"text": "It is long.", "score": -0.5}]}, CONTEXT[1]],
-    }
-    result = run(state, answer_sentences=1, answer_min_score=0.0)
-    assert result["answer"] == "Kazan stands on the Volga. [1]"
+def test_citations_are_renumbered_when_the_answer_comes_from_a_later_passage():
+    state = {**STATE, "question": "Which city stands on the Volga?", "selected": [CONTEXT[1], CONTEXT[0]]}
+    result = run(state, answer_sentences=1, answer_min_score=-1.0)
+    assert result["answer"] == "Kazan [1]"
     assert [c["id"] for c in result["citations"]] == ["https://example.org/kazan"]
+    swapped = run({**state, "selected": [CONTEXT[0], CONTEXT[1]]}, answer_sentences=1, answer_min_score=-1.0)
+    assert swapped["answer"] == "Kazan [1]" and swapped["citations"][0]["id"] == "https://example.org/kazan"
+
+
+def test_yes_no_and_option_questions_get_a_word_not_a_sentence():
+    rivers = [
+        {
+            "id": "a#0",
+            "title": "Amberly River",
+            "text": "The Amberly River is 310 kilometres long.",
+            "strips": [{"text": "The Amberly River is 310 kilometres long.", "score": 0.5}],
+        },
+        {
+            "id": "d#0",
+            "title": "Dunmore River",
+            "text": "The Dunmore River is 120 kilometres long.",
+            "strips": [{"text": "The Dunmore River is 120 kilometres long.", "score": 0.5}],
+        },
+    ]
+    state = {"question": "Which river is longer, the Amberly River or the Dunmore River?", "selected": rivers}
+    result = run(state, answer_min_score=0.0)
+    assert result["answer"].rsplit(" [", 1)[0] in {"Amberly River", "Dunmore River"}
+    yes_no = run({"question": "Is the Amberly River long?", "selected": rivers}, answer_min_score=0.0)
+    assert yes_no["answer"].rsplit(" [", 1)[0] in {"yes", "no"}
+    assert yes_no["trace"][0]["decision"] in {"reader answer (yes)", "reader answer (no)"}
+
+
+def test_missing_or_damaged_reader_weights_name_the_file_and_the_training_command(tmp_path):
+    from cragraph.reader import ReaderWeightsError
+
+    with pytest.raises(ReaderWeightsError, match=r"config\.json: missing.*cragraph bench reader-training"):
+        run(STATE, answer_min_score=0.0, reader_path=str(tmp_path))
+    (tmp_path / "config.json").write_text('{"split": 10, "budget": 192, "max_len": 256, "max_answer_tokens": 30}')
+    (tmp_path / "reader.npz").write_bytes(b"not a zip file")
+    with pytest.raises(ReaderWeightsError, match=r"reader\.npz: damaged"):
+        run(STATE, answer_min_score=0.0, reader_path=str(tmp_path))
 
 
 @pytest.mark.parametrize(
@@ -92,22 +124,14 @@ def test_valid_llm_answer_keeps_its_citations_and_checks_evidence(monkeypatch):
     result = run(STATE, llm_answer=True)
     assert result["answer"] == "Into the Caspian Sea [1]."
     assert [e["sentence"] for e in result["evidence"]] == ["The Volga flows into the Caspian Sea."]
-    assert (
-        result["trace"][0]["decision"] == "LLM answer"
-        and "not found in the context" in result["trace"][0]["note"]
-    )
+    assert result["trace"][0]["decision"] == "LLM answer" and "not found in the context" in result["trace"][0]["note"]
     assert "[2] Kazan: Kazan stands on the Volga." in model.prompts[0]
 
 
 def test_llm_answer_citing_only_the_second_passage_is_renumbered(monkeypatch):
-    scripted(
-        monkeypatch, '{"answerable": true, "answer": "Kazan is on it [2].", "citations": [2], "evidence": []}'
-    )
+    scripted(monkeypatch, '{"answerable": true, "answer": "Kazan is on it [2].", "citations": [2], "evidence": []}')
     result = run(STATE, llm_answer=True)
-    assert (
-        result["answer"] == "Kazan is on it [1]."
-        and result["citations"][0]["id"] == "https://example.org/kazan"
-    )
+    assert result["answer"] == "Kazan is on it [1]." and result["citations"][0]["id"] == "https://example.org/kazan"
     assert result["evidence"][0]["sentence"] == "Kazan stands on the Volga."
 
 
@@ -120,12 +144,22 @@ def test_llm_answer_citing_only_the_second_passage_is_renumbered(monkeypatch):
         '{"answerable": true, "answer": "Caspian", "citations": []}',  # no citation
     ],
 )
-def test_invalid_llm_answer_falls_back_to_extractive(monkeypatch, reply):
+def test_invalid_llm_answer_falls_back_to_the_reader(monkeypatch, reply):
     scripted(monkeypatch, reply)
     result = run(STATE, llm_answer=True, answer_sentences=1)
-    assert result["answer"] == "The Volga flows into the Caspian Sea. [1]"
-    assert result["trace"][0]["decision"] == "extractive answer"
-    assert "extractive answer used" in result["trace"][0]["note"]
+    assert result["answer"] == "Caspian Sea [1]"
+    assert result["trace"][0]["decision"] == "reader answer (span)"
+    assert "reader answer used" in result["trace"][0]["note"]
+
+
+def test_llm_answer_its_cited_passage_does_not_support_is_replaced_by_the_reader(monkeypatch):
+    scripted(
+        monkeypatch,
+        '{"answerable": true, "answer": "Into the Black Sea near Odessa [1].", "citations": [1], "evidence": []}',
+    )
+    result = run(STATE, llm_answer=True, answer_sentences=1)
+    assert result["answer"] == "Caspian Sea [1]"
+    assert "not supported by the passages it cites [1]" in result["trace"][0]["note"]
 
 
 def test_llm_saying_unanswerable_abstains(monkeypatch):

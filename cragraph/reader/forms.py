@@ -1,0 +1,92 @@
+"""Answers to the two question forms a span pointer cannot handle alone: yes / no, and "A or B".
+
+Options: each alternative named in the question is looked up in the reader's context, and the one whose
+occurrence the span head scores highest wins (the head has read the question, so it points at the option
+that answers it). Yes / no ("Are A and B both X?"): the attribute words of the question (its terms minus the
+names) must all occur in the opening of each named entity's passage for "yes"; questions about "the same"
+something, and any that cannot be parsed, get "no" (the majority on the training questions).
+"""
+
+from __future__ import annotations
+
+import re
+
+from cragraph.reader.inputs import Scored
+from cragraph.reader.questions import _capitalized_run, is_both_question
+from cragraph.reader.types import Passage, ReaderAnswer
+from stores.tokenize import tokenize
+
+_AUX = re.compile(r"^(?:are|were|is|was|do|did|does|have|has)\s+(?:both\s+)?", re.I)
+_SAME = re.compile(r"\bsame\b|\bтот же\b|\bодн(?:ой|ом|ого|а|о)\b|同一|相同", re.I)
+YES_NO = {"en": ("yes", "no"), "ru": ("да", "нет"), "zh": ("是", "否")}
+OPENING_CHARS = 400  # the definitional opening of a passage ("X is an American film director ...")
+
+
+def _occurrences(text: str, option: str) -> list[tuple[int, int]]:
+    variants = list(dict.fromkeys([option, re.sub(r"^(?:the|a|an)\s+", "", option, flags=re.I)]))
+    lowered = text.lower()
+    out = []
+    for v in variants:
+        for m in re.finditer(re.escape(v.lower()), lowered):
+            out.append(m.span())
+    return out
+
+
+def answer_options(options: tuple[str, ...], scored: Scored) -> tuple[float, int, int] | None:
+    """(score, start, end) in the reader's context of the option occurrence the span head prefers; None when
+    no option occurs at all."""
+    enc, ctx = scored.encoded, scored.context
+    starts, ends = enc.offsets[:, 0], enc.offsets[:, 1]
+    best: tuple[float, int, int] | None = None
+    for option in options:
+        for s, e in _occurrences(ctx.text, option):
+            inside = [i for i in range(len(starts)) if starts[i] >= 0 and ends[i] > s and starts[i] < e]
+            if not inside:
+                continue
+            value = float(scored.start[inside[0]] + scored.end[inside[-1]])
+            if best is None or value > best[0]:
+                best = (value, s, e)
+    return best
+
+
+def _entities(question: str) -> list[str]:
+    body = _AUX.sub("", question.strip().rstrip("?？ "))
+    if " and " not in body:
+        return []
+    first, rest = body.split(" and ", 1)
+    words = rest.split()
+    second = " ".join(words[: _capitalized_run(words)])
+    first = first.strip(" ,")
+    return [e for e in (first, second) if e]
+
+
+def _passage_of(entity: str, passages: list[Passage]) -> Passage | None:
+    key = entity.lower()
+    for p in passages:
+        if p.title and (p.title.lower() == key or key in p.title.lower() or p.title.lower() in key):
+            return p
+    for p in passages:
+        if key in p.text.lower():
+            return p
+    return None
+
+
+def answer_yesno(
+    question: str, passages: list[Passage], scored: Scored, candidates: list[ReaderAnswer], language: str
+) -> ReaderAnswer:
+    decided, passage_index = "no", 0
+    entities = _entities(question) if language == "en" else []
+    if entities and not _SAME.search(question):
+        attribute = set(tokenize(question))
+        for entity in entities:
+            attribute -= set(tokenize(entity))
+        found = [_passage_of(e, passages) for e in entities]
+        if attribute and all(found):
+            covered = [attribute <= set(tokenize(p.title + " " + p.text[:OPENING_CHARS])) for p in found]
+            decided = "yes" if all(covered) else "no"
+            passage_index = passages.index(found[0])
+    elif not entities and not is_both_question(question) and candidates:
+        passage_index = candidates[0].passage
+    sentence = candidates[0].sentence if candidates else ""
+    yes, no = YES_NO.get(language, YES_NO["en"])
+    return ReaderAnswer(yes if decided == "yes" else no, decided, passage_index, sentence, -1, -1, 0.0)

@@ -1,0 +1,99 @@
+"""What kind of answer a question wants: yes / no, one of two named options, or a span.
+
+Why: a span reader cannot say "yes" or "no", and on "Which is older, A or B?" it may point at a date rather
+than at A or B. These forms are marked by closed-class words in every language, so rules are enough to spot
+them; the reader's span scores then decide between the options.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from stores.tokenize import tokenize
+
+_EN_AUX = re.compile(r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|am)\b", re.I)
+_RU_YESNO = re.compile(r"(?:^|\s)ли(?:\s|$)|^(?:правда|верно)\b", re.I)
+_ZH_YESNO = re.compile(r"(吗|嗎)[？?]?$|是否|是不是|有没有|有沒有")
+_ZH_WH = re.compile(r"哪|什么|什麼|谁|誰|几|幾|多少|怎么|怎麼|为什么|為什麼|何")
+_OR = re.compile(r"\s+(?:or|или)\s+|还是|還是|或是", re.I)
+_LEAD = re.compile(r"^(?:(?:is|are|was|were|do|does|did|has|have|had)\s+)", re.I)
+_BOTH = re.compile(r"\b(?:both|same|either)\b|\bоба\b|\bобе\b|\bтот же\b|都|同一", re.I)
+
+
+@dataclass(frozen=True)
+class QuestionForm:
+    kind: str  # "yesno" | "options" | "span"
+    options: tuple[str, ...] = ()
+
+
+def _strip(text: str) -> str:
+    return text.strip(" \t\"'«»“”?？,，.。:：;；")
+
+
+def question_form(question: str, language: str) -> QuestionForm:
+    """Classify by surface rules; options are the two alternatives as written in the question."""
+    q = question.strip()
+    parts = _OR.split(q.rstrip("?？ "))
+    if len(parts) == 2 and parts[0] and parts[1]:
+        left, right = parts
+        # the first option starts after the last comma / colon, or after a leading auxiliary ("Was A or B ...")
+        cut = max(left.rfind(","), left.rfind("，"), left.rfind(":"), left.rfind("："))
+        if cut >= 0:
+            first = left[cut + 1 :]
+        elif _LEAD.match(left):  # "Was A or B the first ...": A follows the auxiliary
+            first = _LEAD.sub("", left)
+        else:  # "Which band was formed first The Exies or Circus Diablo": A is the trailing name
+            words = left.split()
+            n = _capitalized_run(words[::-1], trailing=True)
+            first = " ".join(words[len(words) - n :]) if n else ""
+        second = right
+        if cut < 0:  # without a comma the second option ends where its name ends
+            words = second.split()
+            second = " ".join(words[: _capitalized_run(words)])
+        first, second = _strip(first), _strip(second)
+        if _option_like(first, language) and _option_like(second, language):
+            return QuestionForm("options", (first, second))
+    if len(parts) > 1:  # "... high or low?", "... restored or did they ...?": an alternative, not yes / no
+        return QuestionForm("span")
+    if language == "zh":
+        return QuestionForm("yesno") if _ZH_YESNO.search(q) and not _ZH_WH.search(q) else QuestionForm("span")
+    if language == "ru":
+        return QuestionForm("yesno") if _RU_YESNO.search(q) else QuestionForm("span")
+    if q.endswith("?") and _EN_AUX.match(q):
+        return QuestionForm("yesno")
+    return QuestionForm("span")
+
+
+_JOINERS = {"of", "the", "and", "de", "von", "van", "&", "и"}
+
+
+def _capitalized_run(words: list[str], trailing: bool = False) -> int:
+    """How many leading words look like part of a name (capitalised, digits, or joiners inside a name)."""
+    n = 0
+    for w in words:
+        if w[:1].isupper() or w[:1].isdigit() or (n and w.lower() in _JOINERS):
+            n += 1
+        else:
+            break
+    while n and words[n - 1].lower() in _JOINERS and not (trailing and words[n - 1].lower() == "the"):
+        n -= 1
+    return n
+
+
+def _option_like(text: str, language: str) -> bool:
+    """A short name-like alternative (capitalised or a number, in languages with capitals)."""
+    if not text or len(text) > 80 or len(text.split()) > 8:
+        return False
+    if not any(ch.isalpha() for ch in text):
+        return False
+    return language == "zh" or any(w[:1].isupper() or w[:1].isdigit() for w in text.split())
+
+
+def is_both_question(question: str) -> bool:
+    return bool(_BOTH.search(question))
+
+
+def content_terms(text: str) -> set[str]:
+    """Index terms (stemmed, stopwords dropped) of a text."""
+    return set(tokenize(text))

@@ -1,0 +1,170 @@
+"""The reader: `load_reader().read(question, passages, language)`.
+
+Pipeline per question: pick the best sentences of the passages under a token budget (window), encode
+("query: " + question, context) with e5-small (frozen bottom layers shared with the int8 embedder, the reader's
+own fine-tuned top layers), point at the best start / end, and map the span back to its passage. Yes / no and
+"A or B" questions are recognised by rules (questions) and answered from the same span scores (forms).
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from cragraph.reader.decode import best_spans, clean_span
+from cragraph.reader.encoder import Bottom, Layer, SpanHead
+from cragraph.reader.forms import answer_options, answer_yesno
+from cragraph.reader.inputs import Scored, encode
+from cragraph.reader.questions import question_form
+from cragraph.reader.types import Passage, ReaderAnswer, ReaderWeightsError
+from cragraph.reader.window import ReadContext, build_context
+from stores.tokenize import tokenize
+
+DEFAULT_WEIGHTS = Path(__file__).resolve().parent / "weights"
+WEIGHTS_FILE = "reader.npz"
+CONFIG_FILE = "config.json"
+_REQUIRED = ("split", "budget", "max_len", "max_answer_tokens")
+
+
+def read_weights(folder: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The config and arrays of a weights folder, or a ReaderWeightsError naming the file at fault."""
+    config_path, weights_path = folder / CONFIG_FILE, folder / WEIGHTS_FILE
+    for path in (config_path, weights_path):
+        if not path.is_file():
+            raise ReaderWeightsError(path, "missing")
+    try:
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise ReaderWeightsError(config_path, f"unreadable ({error})") from error
+    missing = [key for key in _REQUIRED if not isinstance(config, dict) or key not in config]
+    if missing:
+        raise ReaderWeightsError(config_path, f"lacks {', '.join(missing)}")
+    try:
+        with np.load(weights_path, allow_pickle=False) as loaded:
+            arrays = {key: loaded[key] for key in loaded.files}
+    except (OSError, ValueError, zipfile.BadZipFile) as error:
+        raise ReaderWeightsError(weights_path, f"damaged ({error})") from error
+    return config, arrays
+
+
+class Reader:
+    """Extractive short-answer reader. Thread-compatible (no per-call state); torch threads are the caller's."""
+
+    def __init__(self, head: SpanHead, bottom: Bottom, tokenizer: Any, config: dict[str, Any]) -> None:
+        self.head = head.eval()
+        self.bottom = bottom
+        self.tokenizer = tokenizer
+        self.config = config
+
+    @classmethod
+    def load(cls, path: str | Path = DEFAULT_WEIGHTS, embedder: str = "e5-small") -> Reader:
+        """Weights from `path` (reader.npz + config.json); the bottom layers come from the project's embedder."""
+        from cragraph.models.embedder import load_embedder
+
+        config, arrays = read_weights(Path(path))
+        model = load_embedder(embedder, quantize=True)  # the int8 states the reader was trained on
+        bert = model.model[0].auto_model
+        eps = bert.config.layer_norm_eps
+        head = SpanHead([Layer(eps=eps) for _ in range(config["split"], bert.config.num_hidden_layers)])
+        try:
+            head.load_state_dict({k: torch.from_numpy(v.astype(np.float32)) for k, v in arrays.items()})
+        except RuntimeError as error:  # wrong keys or shapes: weights of another model
+            raise ReaderWeightsError(Path(path) / WEIGHTS_FILE, f"do not fit the reader ({error})") from error
+        return cls(head, Bottom(bert, config["split"]), model.model.tokenizer, config)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenizer.tokenize(text)) if text else 0
+
+    def score(self, question: str, passages: list[Passage], language: str) -> Scored:
+        budget = self.config.get("read_budget", self.config["budget"])
+        ctx = build_context(question, passages, language, budget, self.count_tokens)
+        enc = encode(self.tokenizer, question, ctx.text, self.config["max_len"])
+        ids = torch.from_numpy(enc.input_ids)[None]
+        mask = torch.ones_like(ids)
+        with torch.inference_mode():
+            start, end = self.head(self.bottom(ids, mask), mask)
+        return Scored(ctx, enc, start[0].numpy(), end[0].numpy())
+
+    def spans(self, scored: Scored, top: int = 20) -> list[ReaderAnswer]:
+        """The `top` best distinct spans, best first, mapped back to their passages."""
+        enc, ctx = scored.encoded, scored.context
+        found: list[ReaderAnswer] = []
+        seen: set[str] = set()
+        for s, e, value in best_spans(
+            scored.start, scored.end, enc.context_start, enc.context_end, self.config["max_answer_tokens"], top=top * 3
+        ):
+            answer = self._answer(ctx, int(enc.offsets[s, 0]), int(enc.offsets[e, 1]), value)
+            if answer is not None and answer.text.lower() not in seen:
+                seen.add(answer.text.lower())
+                found.append(answer)
+            if len(found) == top:
+                break
+        return sorted(found, key=lambda a: -a.score)
+
+    def _answer(self, ctx: ReadContext, start: int, end: int, value: float) -> ReaderAnswer | None:
+        start, end = clean_span(ctx.text, start, end)
+        located = ctx.locate(start, end)
+        if end <= start or located is None:  # empty, or across a passage / title boundary
+            return None
+        segment, source_start, source_end = located
+        own = [s for s in ctx.sentences if s.passage == segment.passage]
+        if segment.in_title:  # a title span stands for its passage's best sentence
+            sentence = max(own, key=lambda s: s.score, default=None)
+        else:
+            sentence = next((s for s in own if s.start <= source_start < s.end), None)
+        # the lexical sentence prior: the question's rarer words usually sit in the answer's sentence
+        top = max((s.score for s in ctx.sentences), default=0.0)
+        if sentence is not None and top > 0:
+            value += self.config.get("sentence_weight", 0.0) * max(sentence.score, 0.0) / top
+        return ReaderAnswer(
+            ctx.text[start:end],
+            "span",
+            segment.passage,
+            sentence.text if sentence else "",
+            source_start,
+            source_end,
+            value,
+            segment.in_title,
+        )
+
+    def read(
+        self, question: str, passages: list[Passage] | list[str], language: str, min_margin: float | None = None
+    ) -> ReaderAnswer | None:
+        """The short answer, or None when the passages are empty or (with `min_margin`) when the best span
+        scores less than the no-answer score plus `min_margin`."""
+        return self.read_detailed(question, passages, language, min_margin)[0]
+
+    def read_detailed(
+        self, question: str, passages: list[Passage] | list[str], language: str, min_margin: float | None = None
+    ) -> tuple[ReaderAnswer | None, Scored | None, list[ReaderAnswer]]:
+        """read() plus what it was decided from: the encoder's scores and the candidate spans, best first."""
+        passages = [p if isinstance(p, Passage) else Passage(str(p)) for p in passages]
+        passages = [p for p in passages if p.text.strip()]
+        if not passages or not question.strip():
+            return None, None, []
+        scored = self.score(question, passages, language)
+        candidates = self.spans(scored)
+        form = question_form(question, language)
+        if form.kind == "yesno":
+            return answer_yesno(question, passages, scored, candidates, language), scored, candidates
+        if form.kind == "options":
+            best = answer_options(form.options, scored)
+            chosen = self._answer(scored.context, best[1], best[2], best[0]) if best else None
+            if chosen is not None:
+                return chosen, scored, candidates
+        if self.config.get("skip_in_question", False):
+            # a span the question already names is never what it asks for ("Who founded X?" -> not "X")
+            asked = set(tokenize(question))
+            kept = [c for c in candidates if not set(tokenize(c.text)) <= asked]
+            candidates = kept or candidates
+        if not candidates:
+            return None, scored, candidates
+        best = candidates[0]
+        if min_margin is not None and best.score < scored.null_score + min_margin:
+            return None, scored, candidates
+        return best, scored, candidates

@@ -1,0 +1,48 @@
+"""Plain data types of the reader's input and output, and its one error."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One retrieved passage: its text, optional title and retrieval score (higher is better)."""
+
+    text: str
+    title: str = ""
+    score: float = 0.0
+
+
+@dataclass(frozen=True)
+class ReaderAnswer:
+    """A short answer and where it came from.
+
+    kind: "span" (text is a substring of a passage or, when in_title, of its title), "yes" or "no".
+    start / end: character offsets of the span in passages[passage].text (in the title when in_title);
+    -1 for yes / no answers, which point at the sentence that decided them.
+    score: the model's span score (start + end logits); comparable only within one question.
+    """
+
+    text: str
+    kind: str
+    passage: int
+    sentence: str
+    start: int
+    end: int
+    score: float
+    in_title: bool = False
+
+
+TRAINING_COMMAND = "cragraph bench reader-training"
+
+
+class ReaderWeightsError(RuntimeError):
+    """The reader's weights are missing or unreadable: names the file and how to rebuild it."""
+
+    def __init__(self, path: object, why: str) -> None:
+        super().__init__(
+            f"reader weights {path}: {why}. Rebuild them with `{TRAINING_COMMAND} --out <folder>` "
+            "or set reader_path to a folder holding reader.npz and config.json"
+        )
+        self.path = path
