@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from cragraph.reader.compare import Compared
 from cragraph.reader.inputs import Scored
 from cragraph.reader.questions import _capitalized_run, is_both_question
 from cragraph.reader.types import Passage, ReaderAnswer
@@ -90,3 +91,23 @@ def answer_yesno(
     sentence = candidates[0].sentence if candidates else ""
     yes, no = YES_NO.get(language, YES_NO["en"])
     return ReaderAnswer(yes if decided == "yes" else no, decided, passage_index, sentence, -1, -1, 0.0)
+
+
+def option_answer(compared: Compared, passages: list[Passage]) -> ReaderAnswer:
+    """The compared option as it is written in its passage (or its title), with the sentence around it."""
+    passage = passages[compared.passage]
+    spans = _occurrences(passage.text, compared.option)
+    if spans:
+        start, end = spans[0]
+        sentence = _sentence_around(passage.text, start)
+        return ReaderAnswer(passage.text[start:end], "span", compared.passage, sentence, start, end, 0.0)
+    title_spans = _occurrences(passage.title, compared.option)
+    start, end = title_spans[0] if title_spans else (0, len(passage.title))
+    text = passage.title[start:end] or compared.option
+    return ReaderAnswer(text, "span", compared.passage, _sentence_around(passage.text, 0), start, end, 0.0, True)
+
+
+def _sentence_around(text: str, offset: int) -> str:
+    start = max(text.rfind(". ", 0, offset) + 2, 0) if offset else 0
+    end = text.find(". ", offset)
+    return text[start : end + 1 if end >= 0 else len(text)].strip()

@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from cragraph.reader.compare import compare_options
 from cragraph.reader.decode import best_spans, clean_span
 from cragraph.reader.encoder import Bottom, Layer, SpanHead
-from cragraph.reader.forms import answer_options, answer_yesno
+from cragraph.reader.forms import answer_options, answer_yesno, option_answer
 from cragraph.reader.inputs import Scored, encode
 from cragraph.reader.questions import question_form
 from cragraph.reader.types import Passage, ReaderAnswer, ReaderWeightsError
@@ -144,8 +145,7 @@ class Reader:
     ) -> tuple[ReaderAnswer | None, Scored | None, list[ReaderAnswer]]:
         """read() plus what it was decided from: the encoder's scores and the candidate spans, best first."""
         passages = [p if isinstance(p, Passage) else Passage(str(p)) for p in passages]
-        passages = [p for p in passages if p.text.strip()]
-        if not passages or not question.strip():
+        if not any(p.text.strip() for p in passages) or not question.strip():
             return None, None, []
         scored = self.score(question, passages, language)
         candidates = self.spans(scored)
@@ -153,6 +153,9 @@ class Reader:
         if form.kind == "yesno":
             return answer_yesno(question, passages, scored, candidates, language), scored, candidates
         if form.kind == "options":
+            compared = compare_options(question, form.options, passages)
+            if compared is not None:
+                return option_answer(compared, passages), scored, candidates
             best = answer_options(form.options, scored)
             chosen = self._answer(scored.context, best[1], best[2], best[0]) if best else None
             if chosen is not None:

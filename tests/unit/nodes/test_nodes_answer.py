@@ -86,8 +86,9 @@ def test_yes_no_and_option_questions_get_a_word_not_a_sentence():
         },
     ]
     state = {"question": "Which river is longer, the Amberly River or the Dunmore River?", "selected": rivers}
-    result = run(state, answer_min_score=0.0)
-    assert result["answer"].rsplit(" [", 1)[0] in {"Amberly River", "Dunmore River"}
+    assert run(state, answer_min_score=0.0)["answer"] == "The Amberly River [1]"  # 310 km > 120 km
+    shorter = {**state, "question": "Which river is shorter, the Amberly River or the Dunmore River?"}
+    assert run(shorter, answer_min_score=0.0)["answer"] == "The Dunmore River [1]"
     yes_no = run({"question": "Is the Amberly River long?", "selected": rivers}, answer_min_score=0.0)
     assert yes_no["answer"].rsplit(" [", 1)[0] in {"yes", "no"}
     assert yes_no["trace"][0]["decision"] in {"reader answer (yes)", "reader answer (no)"}
