@@ -12,6 +12,7 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 
 from cragraph.context import Context
+from cragraph.policy import ClientContext
 from cragraph.state import InputState, OutputState, State
 from graph.multihop import multihop_graph
 from graph.routes import route_after_grade, route_after_web, route_question
@@ -26,12 +27,25 @@ from nodes.select import select
 from nodes.understand import understand
 from nodes.web_search import web_search
 
-NODES = ("understand", "multihop", "retrieve", "rerank", "grade", "refine", "web_search", "rewrite", "select",
-         "highlight", "answer")
+NODES = (
+    "understand",
+    "multihop",
+    "retrieve",
+    "rerank",
+    "grade",
+    "refine",
+    "web_search",
+    "rewrite",
+    "select",
+    "highlight",
+    "answer",
+)
 
 
 def build_graph() -> StateGraph[State, Context, InputState, OutputState]:
-    builder = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
+    # A dict context (a server client's run, `invoke(context={...})`) is built as ClientContext: checked against
+    # the operator's allow-list (cragraph/policy.py); a Context built in Python is the operator's own.
+    builder = StateGraph(State, context_schema=ClientContext, input_schema=InputState, output_schema=OutputState)
     builder.add_node("understand", understand)
     builder.add_node("multihop", multihop_graph)
     builder.add_node("retrieve", retrieve)

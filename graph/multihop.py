@@ -22,6 +22,7 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 
 from cragraph.context import Context
+from cragraph.policy import ClientContext
 from cragraph.state import MultihopInput, MultihopOutput, MultihopState
 from nodes.multihop.compile import plan_compile
 from nodes.multihop.decompose import decompose
@@ -34,7 +35,7 @@ __all__ = ["build_multihop_graph", "multihop_graph"]
 
 def build_multihop_graph() -> StateGraph[MultihopState, Context, MultihopInput, MultihopOutput]:
     builder = StateGraph(
-        MultihopState, context_schema=Context, input_schema=MultihopInput, output_schema=MultihopOutput
+        MultihopState, context_schema=ClientContext, input_schema=MultihopInput, output_schema=MultihopOutput
     )
     builder.add_node("decompose", decompose)
     builder.add_node("validate", plan_validate)

@@ -11,18 +11,22 @@ from typing import Any
 
 from cragraph.context import Context
 from cragraph.models.embedder import canonical_name
+from cragraph.policy import ClientContext, check_types, client_context
 from evaluators.base import RelevanceEvaluator
 from evaluators.registry import load_evaluator
 from stores.bundle import IndexBundle, load_bundle
 
 
 def settings_of(runtime: Any) -> Context:
-    """The run's Context; a run started without one (Studio, a bare invoke) gets the defaults + env."""
+    """The run's Context; a run started without one (Studio, a bare invoke) gets the defaults + env. A dict is a
+    client's and goes through the operator's allow-list; an operator's Context is only type-checked."""
     context = getattr(runtime, "context", None) if runtime is not None else None
     if context is None:
         return Context()
     if isinstance(context, dict):
-        return Context(**context)
+        return client_context(context)
+    if not isinstance(context, ClientContext):
+        check_types(context)
     return context
 
 

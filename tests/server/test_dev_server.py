@@ -163,3 +163,32 @@ async def _stream(client, thread_id: str, assistant_id: str, payload: dict, cont
             values = part.data
     assert values is not None
     return nodes, values
+
+
+def test_a_client_is_refused_operator_settings_with_a_clear_error(server):
+    """Issue 14: a client's `web_base_url` (where the Tavily key would go), `index` or budget above the server's
+    is refused before any node runs; the error names the field and says how the operator allows it."""
+    asyncio.run(_refused(server))
+
+
+async def _refused(url: str) -> None:
+    from langgraph_sdk import get_client
+
+    client = get_client(url=url)
+    assistant_id = (await client.assistants.search(graph_id="cragraph"))[0]["assistant_id"]
+    for context, field in (
+        ({"web_base_url": "http://127.0.0.1:9", "web_search": True}, "web_base_url (an operator setting)"),
+        ({"index": "../other/idx"}, "index (an operator setting)"),
+        ({"max_retrieval_rounds": 10**9}, "max_retrieval_rounds (an operator setting)"),
+        ({"rerank_k": "lots"}, "Context.rerank_k must be an integer"),
+    ):
+        thread = await client.threads.create()
+        errors = [
+            part.data
+            async for part in client.runs.stream(
+                thread["thread_id"], assistant_id, input={"question": "Which river?"}, context=context
+            )
+            if part.event == "error"
+        ]
+        assert errors and field in str(errors[0]), (context, errors)
+        assert "CRAGRAPH_CLIENT_SETTINGS" in str(errors[0]) or "must be" in str(errors[0])

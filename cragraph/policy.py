@@ -1,0 +1,178 @@
+"""What a run's caller may set: the operator's allow-list of Context fields, budget caps and type checks.
+
+Two kinds of caller. The operator configures the process: CRAGRAPH_* environment variables (langgraph.json's
+"env", the shell that starts `cragraph serve` / `langgraph dev`) and any `Context(...)` built in Python (the CLI,
+a script, a test). A client sends a run's context as a plain dict (a server run's `context` or `configurable`,
+or `graph.invoke(..., context={...})`): LangGraph builds it through `ClientContext`, the graph's context schema,
+so every entry point that takes a dict passes here. A client value that differs from the operator's for a
+field outside the allow-list is refused with one error naming every such field, never silently dropped.
+
+Allow-list: CRAGRAPH_CLIENT_SETTINGS, a comma-separated list of field names and these words:
+  default   the built-in client set, `client_defaults()`: thresholds, weights, technique and stage switches
+  *         every field (a single-user Studio on one's own machine)
+  -name     remove a field (e.g. "default,-multihop")
+Unset means "default"; empty means nothing. An unknown name is an error at the first run.
+Operator fields by default (`OPERATOR_ONLY`): every string field (index, model specs and paths, web_base_url,
+reader_path, templates) except `category_key`, every integer field (budgets: max_retrieval_rounds, retrieve_k,
+pool and token limits), and web_search, web_search_depth, web_timeout_s, latency_budget_ms, debug. A budget the
+operator allows may be lowered by a client but never raised above the operator's own value.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, fields
+from functools import cache
+from typing import Any, Literal, get_args, get_origin, get_type_hints
+
+from cragraph.context import Context
+
+ALLOW_ENV = "CRAGRAPH_CLIENT_SETTINGS"
+
+# Fields whose type alone would make them operator settings, but which steer nothing outside the run.
+_CLIENT_EXCEPTIONS = frozenset({"category_key", "retrieval_rrf_k", "strip_min_chars"})
+# Fields that reach outside the run (the paid web API, its wait, output size) though their type looks harmless.
+_OPERATOR_EXTRAS = frozenset({"web_search", "web_search_depth", "web_timeout_s", "latency_budget_ms", "debug"})
+# Budgets a client may lower (when allowed) but never raise: integer limits and the web wait.
+_EXTRA_BUDGETS = frozenset({"web_timeout_s"})
+
+
+@cache
+def _hints() -> dict[str, Any]:
+    return get_type_hints(Context)
+
+
+def field_names() -> tuple[str, ...]:
+    return tuple(item.name for item in fields(Context) if item.init)
+
+
+@cache
+def operator_only() -> frozenset[str]:
+    """Fields only the operator sets unless CRAGRAPH_CLIENT_SETTINGS names them."""
+    hints = _hints()
+    by_type = {name for name in field_names() if hints[name] in (str, int)}
+    return frozenset((by_type - _CLIENT_EXCEPTIONS) | _OPERATOR_EXTRAS)
+
+
+@cache
+def budgets() -> frozenset[str]:
+    """Limits a client may only lower: every integer field (counts, sizes, rounds) and the web timeout."""
+    hints = _hints()
+    return frozenset({n for n in field_names() if hints[n] is int} - _CLIENT_EXCEPTIONS | _EXTRA_BUDGETS)
+
+
+def client_defaults() -> frozenset[str]:
+    """The built-in client set: every field that is not an operator setting."""
+    return frozenset(field_names()) - operator_only()
+
+
+def allowed_fields(spec: str | None = None) -> frozenset[str]:
+    """The fields clients may set, from `spec` or CRAGRAPH_CLIENT_SETTINGS (unset = the built-in set)."""
+    raw = os.environ.get(ALLOW_ENV) if spec is None else spec
+    if raw is None:
+        return client_defaults()
+    known = frozenset(field_names())
+    allowed: set[str] = set()
+    for word in (w.strip() for w in raw.split(",")):
+        name = word.removeprefix("-").strip()
+        if not word:
+            continue
+        if name in ("*", "default"):
+            group = known if name == "*" else client_defaults()
+        elif name in known:
+            group = frozenset({name})
+        else:
+            raise ValueError(f"{ALLOW_ENV}: unknown Context field {name!r} (words: default, *, a field, -field)")
+        if word.startswith("-"):
+            allowed -= group
+        else:
+            allowed |= group
+    return frozenset(allowed)
+
+
+def check_types(context: Context) -> None:
+    """Refuse a field whose value is not of its declared type (a client's {"rerank_k": "lots"}), a negative
+    count, or a non-finite number, before any node compares or computes with it; ints are taken for floats."""
+    hints = _hints()
+    for name in field_names():
+        value, kind = getattr(context, name), hints[name]
+        if get_origin(kind) is Literal:
+            allowed = get_args(kind)
+            if value not in allowed:
+                raise ValueError(f"Context.{name} must be one of {', '.join(map(repr, allowed))}, not {_shown(value)}")
+        elif kind is float:
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise TypeError(f"Context.{name} must be a number, not {_shown(value)}")
+            if not math.isfinite(value):
+                raise ValueError(f"Context.{name} must be a finite number, not {value!r}")
+            setattr(context, name, float(value))
+        elif kind is int:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"Context.{name} must be an integer, not {_shown(value)}")
+            if value < 0:
+                raise ValueError(f"Context.{name} must be >= 0, not {value}")
+        elif kind in (bool, str):
+            if not isinstance(value, kind):
+                raise TypeError(f"Context.{name} must be a {kind.__name__}, not {_shown(value)}")
+        elif get_origin(kind) is dict:
+            if not isinstance(value, dict) or not all(isinstance(key, str) for key in value):
+                raise TypeError(f"Context.{name} must be an object with string keys, not {_shown(value)}")
+            if get_args(kind)[1] is float and not all(
+                isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in value.values()
+            ):
+                raise TypeError(f"Context.{name} must map names to finite numbers, not {_shown(value)}")
+
+
+def refused_fields(context: Context, operator: Context, allowed: frozenset[str]) -> list[str]:
+    """Why each field the client changed is not the client's to change (empty: all allowed)."""
+    limits = budgets()
+    refused = []
+    for name in field_names():
+        mine, theirs = getattr(context, name), getattr(operator, name)
+        if mine == theirs:
+            continue
+        if name not in allowed:
+            refused.append(f"{name} (an operator setting)")
+        elif name in limits and mine > theirs:
+            refused.append(f"{name}={mine!r} (above the server's limit {theirs!r})")
+    return refused
+
+
+class SettingRefused(ValueError):
+    """A client set a field the operator keeps. A ValueError, so a LangGraph server returns its message (it
+    masks other exception types as "An internal error occurred")."""
+
+
+@dataclass(kw_only=True)
+class ClientContext(Context):
+    """A run's context given as a dict, i.e. by a client: typed, and within the operator's allow-list.
+
+    The operator's values are a fresh `Context()` (defaults and CRAGRAPH_* env), so a client that sends the
+    whole form back unchanged (as Studio can) is never refused, while one that changes `index` or raises
+    `max_retrieval_rounds` is, before any node runs.
+    """
+
+    def __post_init__(self) -> None:
+        check_types(self)
+        super().__post_init__()
+        refused = refused_fields(self, Context(), allowed_fields())
+        if refused:
+            raise SettingRefused(
+                "this server does not let a client set: " + "; ".join(refused) + f". The operator allows "
+                f'fields with {ALLOW_ENV} (e.g. "default,max_retrieval_rounds") and sets their values with '
+                "CRAGRAPH_<FIELD> in the server's environment."
+            )
+
+
+def client_context(values: dict[str, Any]) -> ClientContext:
+    """A client's dict as a checked context; an unknown field is refused by name."""
+    unknown = sorted(set(values) - set(field_names()))
+    if unknown:
+        raise ValueError(f"unknown Context fields: {', '.join(map(repr, unknown[:10]))}")
+    return ClientContext(**values)
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return f"{text[:60]}{'...' if len(text) > 60 else ''} ({type(value).__name__})"
