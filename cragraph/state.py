@@ -6,12 +6,38 @@ Lists that several nodes or loop rounds add to use reducers; everything else is 
 
 from __future__ import annotations
 
-import operator
 import time
 from collections.abc import Iterable
 from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from evaluators.base import Grade
+
+TRACE_LIMIT = 120  # trace records a run keeps: 30 re-retrieval rounds, the rest summarized in one record
+NOTE_LIMIT = 500  # characters of a trace note (a note quotes the query, which a caller controls)
+
+
+def append_trace(left: list[dict[str, Any]] | None, right: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """Reducer for `trace`: appends, but keeps at most TRACE_LIMIT records, so a long loop cannot grow the state
+    (and a checkpointer's copy of it per step) without bound; the oldest records beyond the limit are dropped
+    and counted in a first record {"node": "trace", "decision": "truncated", "counts": {"dropped": n}}."""
+    records = [*(left or []), *(right or [])]
+    if len(records) <= TRACE_LIMIT:
+        return records
+    dropped = 0
+    if records and records[0].get("node") == "trace" and records[0].get("decision") == "truncated":
+        dropped = int(records[0]["counts"]["dropped"])
+        records = records[1:]
+    keep = TRACE_LIMIT - 1
+    dropped += len(records) - keep
+    marker = {
+        "node": "trace",
+        "decision": "truncated",
+        "counts": {"dropped": dropped},
+        "top_scores": [],
+        "duration_ms": 0.0,
+        "note": f"{dropped} older trace records dropped (TRACE_LIMIT {TRACE_LIMIT})",
+    }
+    return [marker, *records[-keep:]]
 
 
 def merge_dicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
@@ -77,7 +103,7 @@ class OutputState(TypedDict, total=False):
     highlights: list[Highlight]
     # the retrieval strategy: name, tier, reason, confidence, alternatives, allowed techniques (nodes/strategy.py)
     strategy: dict[str, Any]
-    trace: Annotated[list[dict[str, Any]], operator.add]
+    trace: Annotated[list[dict[str, Any]], append_trace]
     debug: Annotated[dict[str, Any], merge_dicts]
 
 
@@ -100,6 +126,7 @@ class State(InputState, OutputState, total=False):
     max_retrieval_rounds: int
     # written by the multi-hop subgraph (graph/multihop.py)
     facets: list[str]
+    hop_questions: list[str]
     plan_dsl: str
     compiled_plan: dict[str, Any]
     evidence_hits: list[dict[str, Any]]
@@ -122,11 +149,12 @@ class MultihopOutput(TypedDict, total=False):
     candidates: list[dict[str, Any]]
     evidence_hits: list[dict[str, Any]]
     facets: list[str]
+    hop_questions: list[str]  # sub-questions with their slots filled by the plan: the last hops asked outright
     plan_dsl: str
     compiled_plan: dict[str, Any]
     decomposition_source: str
     multihop_answer: str | None
-    trace: Annotated[list[dict[str, Any]], operator.add]
+    trace: Annotated[list[dict[str, Any]], append_trace]
 
 
 class MultihopState(MultihopInput, MultihopOutput, total=False):
@@ -164,6 +192,6 @@ class StageTimer:
             "duration_ms": round((time.perf_counter() - self.started) * 1000.0, 1),
         }
         if note:
-            entry["note"] = note
+            entry["note"] = note if len(note) <= NOTE_LIMIT else note[: NOTE_LIMIT - 3] + "..."
         entry.update(extra)
         return entry

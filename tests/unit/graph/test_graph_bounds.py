@@ -1,0 +1,48 @@
+"""Issue 14: a run's state does not grow without bound with its loop: the trace (the only channel that loop
+rounds append to) keeps at most TRACE_LIMIT records, and a checkpointed long run stays the same size."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from cragraph.state import NOTE_LIMIT, TRACE_LIMIT, StageTimer, append_trace
+from graph.builder import build_graph
+from tests.fixtures.graph import build_tiny_index, context, use_keyword_evaluator
+
+OFF_CORPUS = "What is the population of Tokyo Japan?"
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory, tiny_embedder_dir):
+    return build_tiny_index(tmp_path_factory.mktemp("bounds-index"), tiny_embedder_dir)
+
+
+def test_a_long_re_retrieval_loop_keeps_the_state_bounded(index, monkeypatch):
+    use_keyword_evaluator(monkeypatch)
+    checkpointed = build_graph().compile(checkpointer=InMemorySaver())
+    sizes = {}
+    for rounds in (40, 80):
+        config = {"configurable": {"thread_id": f"rounds-{rounds}"}, "recursion_limit": 10_000}
+        settings = context(index, upper=1.0, lower=1.0, max_retrieval_rounds=rounds)  # always re-retrieve
+        result = checkpointed.invoke({"question": OFF_CORPUS}, config, context=settings)
+        trace = result["trace"]
+        assert len(trace) == TRACE_LIMIT
+        assert trace[0]["decision"] == "truncated"
+        assert trace[0]["counts"]["dropped"] == 4 * rounds + 8 - (TRACE_LIMIT - 1)  # 8 + 4 a round, all counted
+        assert trace[-1]["node"] == "answer" and result["abstained"]
+        sizes[rounds] = len(json.dumps(checkpointed.get_state(config).values, default=str))
+    assert sizes[80] < 1.05 * sizes[40], sizes  # twice the rounds, the same state
+
+
+def test_the_trace_reducer_and_long_notes():
+    records = [{"node": str(i), "decision": "x", "counts": {}} for i in range(TRACE_LIMIT + 10)]
+    kept = append_trace(records[:TRACE_LIMIT], records[TRACE_LIMIT:])
+    assert len(kept) == TRACE_LIMIT and kept[-1]["node"] == str(TRACE_LIMIT + 9)
+    again = append_trace(kept, records[:5])
+    assert again[0]["counts"]["dropped"] == kept[0]["counts"]["dropped"] + 5 and len(again) == TRACE_LIMIT
+    assert append_trace(None, records[:3]) == records[:3]
+    entry = StageTimer("retrieve").record("ok", note="query " + "x" * 100_000)
+    assert len(entry["note"]) == NOTE_LIMIT
