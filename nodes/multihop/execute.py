@@ -58,9 +58,7 @@ def plan_runtime(
         return retriever.search(query, k=k, filters=filters or None)
 
     spec = settings.model_for(multihop.decompose_model)
-    needs_evaluator = multihop.grade_steps or (
-        plan is not None and any(s.op == "FILTER_CE" for s in plan.steps)
-    )
+    needs_evaluator = multihop.grade_steps or (plan is not None and any(s.op == "FILTER_CE" for s in plan.steps))
     if multihop.grade_steps and plan is not None:
         for step in plan.steps:
             if step.op == "RETRIEVE":
@@ -97,6 +95,7 @@ def plan_execute(state: MultihopState, runtime: Runtime[Context]) -> dict[str, A
     return {
         "step_results": run.records,
         "facets": filled_facets(state.get("facets") or [], run),
+        "hop_questions": composed_queries(run),
         "evidence_hits": [hit.to_dict() for hit in evidence],
         "knowledge": passages(evidence),
         "candidates": passages(evidence),  # what the main graph grades before refining and selecting
@@ -117,9 +116,17 @@ def filled_facets(facets: list[str], run: PlanRun) -> list[str]:
     """The sub-questions selection must cover, with slots filled by what the plan found: "In which city was
     {x1} born?" becomes "In which city was Marta Kowalczyk born?" (a slotted text alone says too little); every
     candidate filling counts, since the first extracted value is not always the right one."""
-    composed = [query for value in run.values.values() if value is not None and value.kind == "queries"
-                for query in value.strings]
-    return [*(f for f in facets if "{" not in f), *composed]
+    return [*(f for f in facets if "{" not in f), *composed_queries(run)]
+
+
+def composed_queries(run: PlanRun) -> list[str]:
+    """The plan's sub-questions whose slots it filled ("In which city was Marta Kowalczyk born?")."""
+    return [
+        query
+        for value in run.values.values()
+        if value is not None and value.kind == "queries"
+        for query in value.strings
+    ]
 
 
 def passages(hits: Sequence[Hit]) -> list[dict[str, Any]]:
