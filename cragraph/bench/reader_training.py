@@ -3,7 +3,8 @@
 Deterministic for a seed and thread count: examples are built in file order with seeded shuffles, features of
 the frozen bottom layers are cached on disk (the same inputs give the same cache), batches are shuffled by a
 seeded generator. Writes reader.npz + config.json (with validation EM / F1 per source, validation being a
-hash-carved part of the training data) after every epoch, so a stopped run still leaves weights.
+hash-carved part of the training data) after every epoch, so a stopped run still leaves weights; then fits the
+candidate re-ranker on the validation split (cragraph.bench.reader_reranker).
 """
 
 from __future__ import annotations
@@ -242,4 +243,8 @@ def train_reader(
         metrics = evaluate(val_rows, predict(head, val_rows, val_feats, config["max_answer_tokens"]))
         print(f"epoch {epoch + 1} validation {json.dumps(metrics['ALL'])}", flush=True)
         save(head, config, metrics, out)
+    from cragraph.bench.reader_reranker import fit_reranker
+
+    metrics["reranker"] = fit_reranker(out, data_root)
+    print(f"re-ranker (cross-validated on the validation split) {json.dumps(metrics['reranker'])}", flush=True)
     return metrics

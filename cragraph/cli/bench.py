@@ -78,6 +78,8 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="folder holding the benchmark sets (default: ../shared/data beside the repository)")
     reader.add_argument("--set", nargs="*", default=[], metavar="KEY=JSON",
                         help="override training settings, e.g. epochs=1 (see default_config)")
+    reader.add_argument("--rerank-only", action="store_true",
+                        help="keep the span model in --out and only refit its candidate re-ranker")
     reader.set_defaults(run=_reader_training)
 
 
@@ -135,6 +137,11 @@ def _reader_training(args: argparse.Namespace) -> int:
 
     from cragraph.bench.reader_training import default_config, train_reader
 
+    if args.rerank_only:
+        from cragraph.bench.reader_reranker import fit_reranker
+
+        print(json.dumps(fit_reranker(args.out, args.data_root)))
+        return 0
     overrides = {}
     for item in args.set:
         key, _, value = item.partition("=")

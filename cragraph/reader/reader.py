@@ -22,6 +22,7 @@ from cragraph.reader.encoder import Bottom, Layer, SpanHead
 from cragraph.reader.forms import answer_options, answer_yesno, option_answer
 from cragraph.reader.inputs import Scored, encode
 from cragraph.reader.questions import question_form
+from cragraph.reader.rerank import FEATURES, rerank
 from cragraph.reader.types import Passage, ReaderAnswer, ReaderWeightsError
 from cragraph.reader.window import ReadContext, build_context
 from stores.tokenize import tokenize
@@ -45,6 +46,9 @@ def read_weights(folder: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     missing = [key for key in _REQUIRED if not isinstance(config, dict) or key not in config]
     if missing:
         raise ReaderWeightsError(config_path, f"lacks {', '.join(missing)}")
+    reranker = config.get("reranker")
+    if reranker and (reranker.get("features") != list(FEATURES) or len(reranker.get("weights", ())) != len(FEATURES)):
+        raise ReaderWeightsError(config_path, "its re-ranker was fitted on other features than this version's")
     try:
         with np.load(weights_path, allow_pickle=False) as loaded:
             arrays = {key: loaded[key] for key in loaded.files}
@@ -120,8 +124,7 @@ class Reader:
             sentence = next((s for s in own if s.start <= source_start < s.end), None)
         # the lexical sentence prior: the question's rarer words usually sit in the answer's sentence
         top = max((s.score for s in ctx.sentences), default=0.0)
-        if sentence is not None and top > 0:
-            value += self.config.get("sentence_weight", 0.0) * max(sentence.score, 0.0) / top
+        prior = max(sentence.score, 0.0) / top if sentence is not None and top > 0 else 0.0
         return ReaderAnswer(
             ctx.text[start:end],
             "span",
@@ -129,8 +132,10 @@ class Reader:
             sentence.text if sentence else "",
             source_start,
             source_end,
-            value,
+            value + self.config.get("sentence_weight", 0.0) * prior,
             segment.in_title,
+            span_score=value,
+            sentence_score=prior,
         )
 
     def read(
@@ -165,9 +170,11 @@ class Reader:
             asked = set(tokenize(question))
             kept = [c for c in candidates if not set(tokenize(c.text)) <= asked]
             candidates = kept or candidates
+        if self.config.get("reranker"):
+            candidates = rerank(question, candidates, self.config["reranker"]["weights"])
         if not candidates:
             return None, scored, candidates
         best = candidates[0]
-        if min_margin is not None and best.score < scored.null_score + min_margin:
+        if min_margin is not None and best.span_score < scored.null_score + min_margin:
             return None, scored, candidates
         return best, scored, candidates

@@ -21,7 +21,9 @@ class ReaderAnswer:
     kind: "span" (text is a substring of a passage or, when in_title, of its title), "yes" or "no".
     start / end: character offsets of the span in passages[passage].text (in the title when in_title);
     -1 for yes / no answers, which point at the sentence that decided them.
-    score: the model's span score (start + end logits); comparable only within one question.
+    score: what the answer was chosen by (the re-ranker's score, else span score + sentence prior); comparable
+    only within one question. span_score: start + end logits; sentence_score: the lexical match of the span's
+    sentence to the question, relative to the best sentence read (0..1).
     """
 
     text: str
@@ -32,6 +34,8 @@ class ReaderAnswer:
     end: int
     score: float
     in_title: bool = False
+    span_score: float = 0.0
+    sentence_score: float = 0.0
 
 
 TRAINING_COMMAND = "cragraph bench reader-training"

@@ -53,3 +53,46 @@ def test_support_needs_the_answer_words_in_the_cited_passages() -> None:
     assert is_supported("the Caspian Sea", passages)
     assert not is_supported("the Black Sea near Odessa", passages)
     assert is_supported("Каспийское море", ["Волга впадает в Каспийское море."])
+
+
+def test_question_and_span_types_drive_the_reranker() -> None:
+    from cragraph.reader.rerank import FEATURES, question_type, rerank, span_type
+    from cragraph.reader.types import ReaderAnswer
+
+    assert [question_type(q) for q in ("When was it built?", "Сколько лет?", "谁发现了镭？", "Где он жил?")] == [
+        "time",
+        "number",
+        "person",
+        "place",
+    ]
+    assert [span_type(t) for t in ("1914", "12 km", "Marie Curie", "a small town")] == [
+        "year",
+        "number",
+        "name",
+        "other",
+    ]
+    candidates = [
+        ReaderAnswer("Marie Curie", "span", 0, "", 0, 11, 5.0, span_score=5.0),
+        ReaderAnswer("1914", "span", 0, "", 20, 24, 4.0, span_score=4.0),
+    ]
+    weights = [0.0] * len(FEATURES)
+    weights[FEATURES.index("timexyear")] = 10.0  # a "when" question wants a year
+    ranked = rerank("When was the institute founded?", candidates, weights)
+    assert [c.text for c in ranked] == ["1914", "Marie Curie"] and ranked[0].score == 10.0
+
+
+def test_a_reranker_fitted_on_other_features_is_refused(tmp_path) -> None:
+    import json
+    import shutil
+
+    import pytest
+
+    from cragraph.reader.reader import DEFAULT_WEIGHTS, read_weights
+    from cragraph.reader.types import ReaderWeightsError
+
+    shutil.copy(DEFAULT_WEIGHTS / "reader.npz", tmp_path / "reader.npz")
+    config = json.loads((DEFAULT_WEIGHTS / "config.json").read_text())
+    config["reranker"] = {"features": ["span_score"], "weights": [1.0]}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ReaderWeightsError, match="re-ranker"):
+        read_weights(tmp_path)
