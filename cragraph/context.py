@@ -187,6 +187,9 @@ class Context:
         "", "Folder of the short-answer reader's weights (reader.npz + config.json); empty = the packaged ones."
     )
     answer_min_score: float = _setting(-0.2, "Abstain when no evidence sentence scores at least this.")
+    answer_min_confidence: float = _setting(
+        0.0, "Abstain when the reader's answer takes less than this share of its candidates' softmax (0..1)."
+    )
     answer_max_new_tokens: int = _setting(200, "Generation cap for the LLM answer.")
     # ---- multi-hop planning (graph/multihop.py) -------------------------------------------------------------
     multihop: Literal["auto", "always", "never"] = _setting(

@@ -99,6 +99,7 @@ class OutputState(TypedDict, total=False):
     evidence: list[Evidence]
     verdict: Grade  # the CRAG grade of the retrieved passages
     abstained: bool
+    confidence: float | None  # the reader's share of its answer among its candidates; None: a rule or an LLM answered
     language: str
     highlights: list[Highlight]
     # the retrieval strategy: name, tier, reason, confidence, alternatives, allowed techniques (nodes/strategy.py)

@@ -75,8 +75,19 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     short = max((r for r in readings if r is not None), key=lambda r: r.score, default=None)
     if short is None:
         return _abstain(timer, language, "the reader found no answer span in the context" + _web_reason(state))
-    update = _short_answer(short, context, sentences, settings.answer_sentences, language)
-    counts = {"context": len(context), "sentences": len(sentences), "citations": len(update["citations"])}
+    if short.confidence is not None and short.confidence < settings.answer_min_confidence:
+        why = f"reader confidence {short.confidence:.2f} < answer_min_confidence {settings.answer_min_confidence}"
+        return _abstain(timer, language, why + _web_reason(state))
+    update = {
+        **_short_answer(short, context, sentences, settings.answer_sentences, language),
+        "confidence": short.confidence,
+    }
+    counts = {
+        "context": len(context),
+        "sentences": len(sentences),
+        "citations": len(update["citations"]),
+        "best_evidence": round(best, 4),
+    }
     scores = [e["score"] for e in update["evidence"]]
     return {**update, "trace": [timer.record(f"reader answer ({short.kind})", counts, scores, note)]}
 
@@ -183,6 +194,7 @@ def _answered(
         "citations": citations(context, numbers),
         "evidence": evidence,
         "abstained": False,
+        "confidence": None,
         "language": language,
     }
 
@@ -201,4 +213,11 @@ def _abstain(timer: StageTimer, language: str, why: str) -> dict[str, Any]:
 
 
 def _abstained(language: str) -> dict[str, Any]:
-    return {"answer": abstention(language), "citations": [], "evidence": [], "abstained": True, "language": language}
+    return {
+        "answer": abstention(language),
+        "citations": [],
+        "evidence": [],
+        "abstained": True,
+        "confidence": None,
+        "language": language,
+    }

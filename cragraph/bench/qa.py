@@ -151,6 +151,7 @@ def graph_runner(context: Any) -> ModeRunner:
             "context": [p["text"] for p in state.get("selected", [])],
             "ranked_doc_ids": list(dict.fromkeys(d for d in ranked if d))[:RANKED_KEPT],
             "stages": stage_durations(trace),
+            **answer_scores(trace, state),
             "verdict": state.get("verdict"),
             "route": state.get("route"),
         }
@@ -218,7 +219,14 @@ def answered_record(update: dict[str, Any], context: list[dict[str, Any]], ranke
         "context": [p["text"] for p in context],
         "ranked_doc_ids": list(dict.fromkeys(ranked))[:RANKED_KEPT],
         "stages": stage_durations(trace),
+        **answer_scores(trace, update),
     }
+
+
+def answer_scores(trace: Sequence[dict[str, Any]], state: dict[str, Any]) -> dict[str, Any]:
+    """The answer's confidence and its best evidence score: what abstention thresholds are chosen from."""
+    counts = next((r.get("counts") or {} for r in reversed(trace) if r.get("node") == "answer"), {})
+    return {"confidence": state.get("confidence"), "best_evidence": counts.get("best_evidence")}
 
 
 def stage_durations(trace: Sequence[dict[str, Any]]) -> dict[str, float]:

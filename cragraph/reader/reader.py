@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -174,7 +175,8 @@ class Reader:
             candidates = rerank(question, candidates, self.config["reranker"]["weights"])
         if not candidates:
             return None, scored, candidates
-        best = candidates[0]
+        shares = np.exp(np.array([c.score for c in candidates]) - candidates[0].score)
+        best = replace(candidates[0], confidence=float(1.0 / shares.sum()))
         if min_margin is not None and best.span_score < scored.null_score + min_margin:
             return None, scored, candidates
         return best, scored, candidates

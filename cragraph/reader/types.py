@@ -23,7 +23,9 @@ class ReaderAnswer:
     -1 for yes / no answers, which point at the sentence that decided them.
     score: what the answer was chosen by (the re-ranker's score, else span score + sentence prior); comparable
     only within one question. span_score: start + end logits; sentence_score: the lexical match of the span's
-    sentence to the question, relative to the best sentence read (0..1).
+    sentence to the question, relative to the best sentence read (0..1). confidence: the chosen span's
+    softmax share among the question's candidates (0..1); None for answers decided by a rule (yes / no, a
+    compared attribute), which have no candidates to be measured against.
     """
 
     text: str
@@ -36,6 +38,7 @@ class ReaderAnswer:
     in_title: bool = False
     span_score: float = 0.0
     sentence_score: float = 0.0
+    confidence: float | None = None
 
 
 TRAINING_COMMAND = "cragraph bench reader-training"

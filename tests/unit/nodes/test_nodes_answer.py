@@ -167,3 +167,12 @@ def test_llm_saying_unanswerable_abstains(monkeypatch):
     scripted(monkeypatch, '{"answerable": false}')
     result = run({**STATE, "language": "ru"}, llm_answer=True)
     assert result["abstained"] and "недостаточно" in result["answer"]
+
+
+def test_reader_confidence_is_reported_and_can_make_the_answer_abstain():
+    result = run(STATE, answer_min_score=0.0)
+    assert 0.0 < result["confidence"] <= 1.0
+    assert result["trace"][0]["counts"]["best_evidence"] == 0.9
+    doubtful = run(STATE, answer_min_score=0.0, answer_min_confidence=min(1.0, result["confidence"] + 1e-3))
+    assert doubtful["abstained"] and doubtful["confidence"] is None
+    assert "answer_min_confidence" in doubtful["trace"][0]["note"]
