@@ -33,9 +33,7 @@ def web_search(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         return _without_web(timer, "unavailable", "no TAVILY_API_KEY: web search unavailable")
     query, note = web_query(state, settings)
     try:
-        results = client.search(
-            query, max_results=settings.web_max_results, search_depth=settings.web_search_depth
-        )
+        results = client.search(query, max_results=settings.web_max_results, search_depth=settings.web_search_depth)
     except WebSearchError as error:
         return _without_web(timer, f"failed:{error.kind}", f"web search failed ({error}); query {query!r}")
     passages = [web_passage(r) for r in results[: settings.web_max_results]]
@@ -48,7 +46,7 @@ def web_search(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     update: dict[str, Any] = {"web_knowledge": knowledge, "web_status": status}
     if settings.debug:
         update["debug"] = {"web_results": passages}
-    counts = {"results": len(results), **stats}
+    counts = {"results": len(results), "instructions_dropped": sum(r.instructions_dropped for r in results), **stats}
     update["trace"] = [
         timer.record(
             f"{status}: {len(knowledge)} web passages",

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
+from prompts.data import quote_passages
 from prompts.languages import language_name
 
 ANSWER_SYSTEM = """You answer a question using ONLY the numbered context passages below.
@@ -26,16 +27,13 @@ Question: {question}
 JSON:"""
 
 
-def answer_messages(
-    question: str, language: str, passages: Sequence[tuple[int, str, str]]
-) -> list[BaseMessage]:
-    """`passages` are (number, title, text) in citation order."""
-    context = "\n\n".join(
-        f"[{n}] {title}: {text}" if title else f"[{n}] {text}" for n, title, text in passages
-    )
+def answer_messages(question: str, language: str, passages: Sequence[tuple[int, str, str]]) -> list[BaseMessage]:
+    """`passages` are (number, title, text) in citation order, each in a delimited data block; the system
+    message says the blocks hold data, not instructions."""
+    quoted = quote_passages(passages)
     return [
-        SystemMessage(content=ANSWER_SYSTEM.format(language=language_name(language))),
-        HumanMessage(content=ANSWER_USER.format(context=context, question=question.strip())),
+        SystemMessage(content=ANSWER_SYSTEM.format(language=language_name(language)) + "\n" + quoted.rule),
+        HumanMessage(content=ANSWER_USER.format(context=quoted.blocks, question=question.strip())),
     ]
 
 

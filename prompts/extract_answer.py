@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel
 
+from prompts.data import quote_passages
+
 EXTRACT_SYSTEM = """You read numbered passages and answer the question with a short value copied from them:
 a name, a title, a place, a date or a number, at most 8 words. If the passages do not contain it, answer null.
 Reply with strict JSON only: {"answer": "value"} or {"answer": null}"""
@@ -18,13 +20,11 @@ Question: {question}
 JSON:"""
 
 
-def extract_answer_messages(
-    question: str, passages: Sequence[str], max_chars: int = 600
-) -> list[BaseMessage]:
-    numbered = "\n".join(f"[{i}] {p[:max_chars]}" for i, p in enumerate(passages, start=1))
+def extract_answer_messages(question: str, passages: Sequence[str], max_chars: int = 600) -> list[BaseMessage]:
+    quoted = quote_passages([(i, "", p[:max_chars]) for i, p in enumerate(passages, start=1)])
     return [
-        SystemMessage(content=EXTRACT_SYSTEM),
-        HumanMessage(content=EXTRACT_USER.format(passages=numbered, question=question.strip())),
+        SystemMessage(content=EXTRACT_SYSTEM + "\n" + quoted.rule),
+        HumanMessage(content=EXTRACT_USER.format(passages=quoted.blocks, question=question.strip())),
     ]
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from prompts.data import quote_passages
+
 GRADE_SYSTEM = """You grade whether a retrieved passage helps answer a question.
 The question may be in English, Russian or Chinese; the passage may be in any of them too. Judge meaning, not \
 shared words.
@@ -25,7 +27,8 @@ JSON:"""
 
 def grade_messages(question: str, passage: str) -> list[BaseMessage]:
     """Messages asking for the graded relevance of `passage` to `question`."""
+    quoted = quote_passages([(None, "", passage)])
     return [
-        SystemMessage(content=GRADE_SYSTEM),
-        HumanMessage(content=GRADE_USER.format(question=question.strip(), passage=passage.strip())),
+        SystemMessage(content=GRADE_SYSTEM + "\n" + quoted.rule),
+        HumanMessage(content=GRADE_USER.format(question=question.strip(), passage=quoted.blocks)),
     ]

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from prompts.data import quote_passages
+
 SYNTHESIZE_SYSTEM = """Answer the question using only the numbered evidence passages. The question may need
 facts from several passages combined. Keep the answer short. If the evidence does not answer it, answer null.
 Reply with strict JSON only: {"answer": "short answer"} or {"answer": null}"""
@@ -18,8 +20,8 @@ JSON:"""
 
 
 def synthesize_messages(question: str, passages: Sequence[str], max_chars: int = 500) -> list[BaseMessage]:
-    numbered = "\n".join(f"[{i}] {p[:max_chars]}" for i, p in enumerate(passages, start=1))
+    quoted = quote_passages([(i, "", p[:max_chars]) for i, p in enumerate(passages, start=1)])
     return [
-        SystemMessage(content=SYNTHESIZE_SYSTEM),
-        HumanMessage(content=SYNTHESIZE_USER.format(passages=numbered, question=question.strip())),
+        SystemMessage(content=SYNTHESIZE_SYSTEM + "\n" + quoted.rule),
+        HumanMessage(content=SYNTHESIZE_USER.format(passages=quoted.blocks, question=question.strip())),
     ]

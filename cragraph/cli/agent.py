@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -28,8 +29,12 @@ def register(commands: argparse._SubParsersAction) -> None:
 
     ask = commands.add_parser("ask", help="answer a question from the index (CRAG graph), with citations")
     ask.add_argument("question", nargs="*", help="one or more questions")
-    ask.add_argument("--file", type=Path, default=None,
-                     help="also answer the questions in this file (one per line; # starts a comment)")
+    ask.add_argument(
+        "--file",
+        type=Path,
+        default=None,
+        help="also answer the questions in this file (one per line; # starts a comment)",
+    )
     ask.add_argument("--index", default=DEFAULT_INDEX, help="bundle folder (default: %(default)s)")
     ask.add_argument("--trace", action="store_true", help="print the per-node trace table")
     ask.add_argument("--json", action="store_true", help="print the whole output as JSON")
@@ -39,9 +44,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         default=None,
         help="web search on ambiguous/incorrect grades (needs TAVILY_API_KEY; default: on)",
     )
-    ask.add_argument(
-        "--chat-model", default=None, help="chat model for LLM stages: embedded or provider:model"
-    )
+    ask.add_argument("--chat-model", default=None, help="chat model for LLM stages: embedded or provider:model")
     ask.add_argument(
         "--llm-answer",
         action=argparse.BooleanOptionalAction,
@@ -66,8 +69,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     ask.set_defaults(run=run_ask)
 
     recommend = commands.add_parser(
-        "recommend", help="the retrieval strategy strategy=auto would pick for a question, with alternatives "
-                          "(retrieves nothing)")
+        "recommend",
+        help="the retrieval strategy strategy=auto would pick for a question, with alternatives (retrieves nothing)",
+    )
     recommend.add_argument("question", nargs="+", help="one or more questions")
     recommend.add_argument("--index", default=DEFAULT_INDEX, help="bundle folder (default: %(default)s)")
     recommend.add_argument("--json", action="store_true", help="print the recommendation as JSON")
@@ -101,9 +105,7 @@ def build_context(args: argparse.Namespace) -> Any:
     for item in args.set:
         name, sep, raw = item.partition("=")
         if not sep or name not in known:
-            raise ValueError(
-                f"bad --set {item!r}: expected FIELD=VALUE with FIELD one of {', '.join(sorted(known))}"
-            )
+            raise ValueError(f"bad --set {item!r}: expected FIELD=VALUE with FIELD one of {', '.join(sorted(known))}")
         values[name] = parse_setting(raw, hints[name], name)
     return Context(**values)
 
@@ -147,32 +149,40 @@ def run_recommend(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps({"question": question, **strategy}, ensure_ascii=False))
             continue
-        print(f"{question}\n  recommended: {strategy['name']} (confidence {strategy['confidence']:.2f}): "
-              f"{strategy['reason']}")
+        print(
+            f"{question}\n  recommended: {strategy['name']} (confidence {strategy['confidence']:.2f}): "
+            f"{strategy['reason']}"
+        )
         for alternative in strategy["alternatives"]:
             print(f"  alternative: {alternative['name']} ({alternative['confidence']:.2f}): {alternative['reason']}")
     return 0
 
 
+# What json.dumps(ensure_ascii=False) leaves raw but a terminal may obey: DEL, C1 controls, bidi and zero-width
+# format characters (they occur only inside JSON strings, where a \\uXXXX escape is the same text).
+_UNPRINTABLE = re.compile("[\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ufeff]")
+
+
 def print_result(result: dict[str, Any], args: argparse.Namespace) -> None:
+    """The result as JSON or as text for a terminal. Text from documents or the web can carry terminal escape
+    sequences: JSON escapes every control and bidi character (`\\u001b`), the text form drops them."""
+    from cragraph.retrieval.sanitize import without_controls as plain
 
     if args.json:
-        print(json.dumps(result, ensure_ascii=False, indent=2))
+        print(_UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(result, ensure_ascii=False, indent=2)))
         return
-    print(result["answer"])
+    print(plain(result["answer"]))
     if result.get("citations"):
         print("\nCitations:")
         for citation in result["citations"]:
-            where = citation["url"] or citation["id"]
-            title = f" {citation['title']}" if citation["title"] else ""
+            where = plain(citation["url"] or citation["id"])
+            title = f" {plain(citation['title'])}" if citation["title"] else ""
             print(f"  [{citation['n']}]{title} ({where})")
     if result.get("evidence"):
         print("\nEvidence:")
         for item in result["evidence"]:
-            print(f"  [{item['n']}] {' '.join(item['sentence'].split())}  (score {item['score']:.2f})")
-    print(
-        f"\nCRAG verdict: {result.get('verdict', '-')}" + ("; abstained" if result.get("abstained") else "")
-    )
+            print(f"  [{item['n']}] {' '.join(plain(item['sentence']).split())}  (score {item['score']:.2f})")
+    print(f"\nCRAG verdict: {result.get('verdict', '-')}" + ("; abstained" if result.get("abstained") else ""))
     strategy = result.get("strategy") or {}
     if strategy.get("name", "manual") != "manual" or strategy.get("tier"):
         tier = f", tier {strategy['tier']}" if strategy.get("tier") else ""

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cragraph.knowledge.strips import StripSettings, passage_strips
+from cragraph.retrieval.sanitize import clean_title, safe_url
 from evaluators.base import RelevanceEvaluator
 from stores.types import titled
 
@@ -152,15 +153,16 @@ def renumber(context_numbers: list[int]) -> dict[int, int]:
 
 
 def citations(context: list[dict[str, Any]], numbers: dict[int, int]) -> list[dict[str, Any]]:
-    """The cited context passages as citation records, in citation order."""
+    """The cited context passages as citation records, in citation order. Citations leave the system (CLI text,
+    --json, thread state, a client's page), so a title is plain text and a URL is http(s) or None."""
     cited = sorted(numbers.items(), key=lambda item: item[1])
     return [
         {
             "n": citation,
             "id": context[n - 1]["id"],
-            "title": context[n - 1].get("title") or "",
+            "title": clean_title(context[n - 1].get("title")),
             "source": context[n - 1].get("source", "index"),
-            "url": context[n - 1].get("url"),
+            "url": safe_url(context[n - 1].get("url")),
             "doc_id": context[n - 1].get("doc_id"),
         }
         for n, citation in cited

@@ -8,12 +8,15 @@ points the client at another endpoint (a proxy, or the stand-in server the tests
 from __future__ import annotations
 
 import ipaddress
+import math
 import os
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
 import requests
+
+from cragraph.retrieval.sanitize import clean_title, drop_instructions, safe_url, strip_markup
 
 API_KEY_ENV = "TAVILY_API_KEY"
 BASE_URL_ENV = "TAVILY_BASE_URL"
@@ -31,6 +34,7 @@ class WebResult:
     title: str
     content: str
     score: float
+    instructions_dropped: int = 0  # sentences addressed to a model, removed from the content
 
 
 class WebSearchClient:
@@ -55,19 +59,17 @@ class WebSearchClient:
         session.trust_env = not _is_loopback(self.base_url)  # no proxy between us and a local endpoint
         client = TavilyClient(api_key=self.api_key, api_base_url=self.base_url, session=session)
         try:
-            reply = client.search(
-                query, max_results=max_results, search_depth=search_depth, timeout=self.timeout_s
-            )
+            reply = client.search(query, max_results=max_results, search_depth=search_depth, timeout=self.timeout_s)
         except tavily_errors.TimeoutError as error:
             raise WebSearchError("timeout", f"no answer within {self.timeout_s:g} s") from error
         except tavily_errors.InvalidAPIKeyError as error:
-            raise WebSearchError("auth", f"HTTP 401, the API key was refused ({error})") from error
+            raise WebSearchError("auth", "HTTP 401, the API key was refused") from error
         except tavily_errors.ForbiddenError as error:
-            raise WebSearchError("auth", f"HTTP 403 forbidden ({error})") from error
+            raise WebSearchError("auth", "HTTP 403 forbidden") from error
         except tavily_errors.UsageLimitExceededError as error:
-            raise WebSearchError("rate_limit", f"HTTP 429 usage limit ({error})") from error
+            raise WebSearchError("rate_limit", "HTTP 429 usage limit") from error
         except tavily_errors.BadRequestError as error:
-            raise WebSearchError("bad_request", f"HTTP 400 ({error})") from error
+            raise WebSearchError("bad_request", "HTTP 400 bad request") from error
         except requests.HTTPError as error:
             status = error.response.status_code if error.response is not None else "?"
             raise WebSearchError("server", f"HTTP {status}") from error
@@ -75,7 +77,7 @@ class WebSearchClient:
             raise WebSearchError("timeout", f"no answer within {self.timeout_s:g} s") from error
         except ValueError as error:  # a 200 whose body is not JSON (requests' JSONDecodeError too)
             raise WebSearchError("bad_response", f"unreadable reply ({str(error)[:120]})") from error
-        except requests.RequestException as error:
+        except requests.RequestException as error:  # requests' own words (host, port), never the remote body
             raise WebSearchError("network", f"{type(error).__name__}: {str(error)[:160]}") from error
         finally:
             client.close()
@@ -83,24 +85,37 @@ class WebSearchClient:
 
 
 def parse_results(reply: Any) -> list[WebResult]:
-    """Results with a URL and some text, in the order Tavily ranked them."""
+    """Results with an http(s) URL and some text, in the order Tavily ranked them. Web text is data: markup
+    is stripped from content and title, instruction-like sentences are dropped (and counted), and a result
+    whose URL is not http(s) (`javascript:`, `data:`) is dropped."""
     if not isinstance(reply, dict) or not isinstance(reply.get("results"), list):
         raise WebSearchError("bad_response", "the reply has no 'results' list")
     results = []
     for item in reply["results"]:
         if not isinstance(item, dict):
             continue
-        url, content = str(item.get("url") or "").strip(), str(item.get("content") or "").strip()
+        url = safe_url(item.get("url"))
+        content, dropped = drop_instructions(strip_markup(str(item.get("content") or "")))
         if url and content:
             results.append(
                 WebResult(
                     url=url,
-                    title=str(item.get("title") or "").strip(),
+                    title=clean_title(item.get("title")),
                     content=content,
-                    score=float(item.get("score") or 0.0),
+                    score=_score(item.get("score")),
+                    instructions_dropped=dropped,
                 )
             )
     return results
+
+
+def _score(value: Any) -> float:
+    """Tavily's relevance score; anything not a finite number counts as 0."""
+    try:
+        score = float(value or 0.0)
+    except (TypeError, ValueError):
+        return 0.0
+    return score if math.isfinite(score) else 0.0
 
 
 def _is_loopback(url: str | None) -> bool:
