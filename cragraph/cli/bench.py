@@ -6,6 +6,7 @@
     cragraph bench training-data                                the evaluator's data folders (bench/training_data.py)
     cragraph bench cosine-calibration DIR                       cosine evaluator points (bench/cosine_calibration.py)
     cragraph bench reader-training --out DIR                    the short-answer reader (bench/reader_training.py)
+    cragraph bench abstention RESULTS.jsonl ...                 abstention thresholds by Truth (bench/abstention.py)
 
 cragraph/cli/main.py wires the group in with `register(commands)`. Each handler parses, calls the plain bench
 function and prints; the bench modules load only when their command runs, so the CLI starts fast.
@@ -82,6 +83,15 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="keep the span model in --out and only refit its candidate re-ranker")
     reader.set_defaults(run=_reader_training)
 
+    abstention = benches.add_parser(
+        "abstention", help="choose answer_min_score / answer_min_confidence by Truth from eval qa runs made with "
+                           "both at their floor (training questions only)",
+        description="Truth per abstention threshold pair, best first")
+    abstention.add_argument("results", nargs="+", type=Path, help="results.jsonl files of `cragraph eval qa` runs")
+    abstention.add_argument("--mode", default="crag", help="the mode whose Truth is maximized")
+    abstention.add_argument("--top", type=int, default=10, help="rows shown")
+    abstention.set_defaults(run=_abstention)
+
 
 def _print_help(parser: argparse.ArgumentParser) -> int:
     parser.print_help()
@@ -153,4 +163,17 @@ def _reader_training(args: argparse.Namespace) -> int:
             raise SystemExit(f"--set {item!r}: the value is not JSON ({error})") from error
     metrics = train_reader(args.out, args.threads, overrides, args.data_root)
     print(json.dumps(metrics.get("ALL", {})))
+    return 0
+
+
+def _abstention(args: argparse.Namespace) -> int:
+    from cragraph.bench.abstention import read_records, truth_grid
+
+    rows = truth_grid(read_records(args.results), args.mode)
+    if not rows:
+        raise SystemExit(f"no records of mode {args.mode!r} in {', '.join(map(str, args.results))}")
+    columns = list(rows[0])
+    print("| " + " | ".join(columns) + " |\n|" + "---|" * len(columns))
+    for row in rows[: args.top]:
+        print("| " + " | ".join(str(row[c]) for c in columns) + " |")
     return 0

@@ -1,0 +1,68 @@
+"""Choose the answer's abstention thresholds by `Truth` from one `cragraph eval qa` run that never abstained.
+
+Why offline: whether a question is answered depends on two numbers the run records for every answered question
+(`best_evidence`, the best evidence sentence's evaluator score, and the reader's `confidence`), so one run with
+`answer_min_score=-1` and `answer_min_confidence=0` gives every threshold pair's outcome without re-running
+the graph. A pair (min_score, min_confidence) turns an answered record into an abstention when its best
+evidence is below min_score or its confidence below min_confidence; questions the graph itself abstained on
+(no context, CRAG's verdict) stay abstentions. Run it on training questions only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from cragraph.bench.qa_metrics import score_record
+
+MIN_SCORES = (-1.0, -0.6, -0.4, -0.2, 0.0, 0.2, 0.4)
+MIN_CONFIDENCES = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
+
+
+def read_records(paths: Iterable[Path]) -> list[dict[str, Any]]:
+    """Records of results.jsonl files, each tagged with its run folder's name as `set`."""
+    records = []
+    for path in paths:
+        with open(path, encoding="utf-8") as handle:
+            records += [{**json.loads(line), "set": path.parent.name} for line in handle if line.strip()]
+    return records
+
+
+def kept(record: dict[str, Any], min_score: float, min_confidence: float) -> dict[str, Any]:
+    """The record as the answer node would have left it under these thresholds."""
+    if record.get("abstained"):
+        return record
+    evidence, confidence = record.get("best_evidence"), record.get("confidence")
+    if (evidence is not None and evidence < min_score) or (confidence is not None and confidence < min_confidence):
+        return {**record, "abstained": True, "answer": ""}
+    return record
+
+
+def truth_grid(
+    records: Sequence[dict[str, Any]],
+    mode: str,
+    min_scores: Sequence[float] = MIN_SCORES,
+    min_confidences: Sequence[float] = MIN_CONFIDENCES,
+) -> list[dict[str, Any]]:
+    """Mean Truth of `mode` per (set, thresholds), and its mean over the sets, best first."""
+    rows = []
+    own = [r for r in records if r["mode"] == mode]
+    sets = sorted({r["set"] for r in own})
+    for min_score in min_scores:
+        for min_confidence in min_confidences:
+            per_set: dict[str, list[float]] = defaultdict(list)
+            for record in own:
+                per_set[record["set"]].append(score_record(kept(record, min_score, min_confidence))["Truth"])
+            truths = {name: sum(per_set[name]) / len(per_set[name]) for name in sets}
+            rows.append(
+                {
+                    "min_score": min_score,
+                    "min_confidence": min_confidence,
+                    "mean": round(sum(truths.values()) / len(truths), 4) if truths else 0.0,
+                    **{name: round(value, 4) for name, value in truths.items()},
+                }
+            )
+    return sorted(rows, key=lambda row: -row["mean"])
