@@ -10,6 +10,7 @@ counted, and a URL kept only when it is http(s) with a host. Bounded: inputs are
 from __future__ import annotations
 
 import html
+import os
 import re
 import unicodedata
 from urllib.parse import urlsplit
@@ -43,6 +44,24 @@ _INSTRUCTIONS = re.compile(
     ),
     re.I,
 )
+
+
+SECRET_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET")
+
+
+def secrets_in_env() -> list[str]:
+    """Values of the environment's *_API_KEY, *_TOKEN and *_SECRET variables (six characters or more)."""
+    values = {v for k, v in os.environ.items() if k.upper().endswith(SECRET_SUFFIXES) and len(v.strip()) >= 6}
+    return sorted(values, key=len, reverse=True)
+
+
+def redact_secrets(text: str) -> str:
+    """The text with every secret of the environment replaced by "[redacted]" (a remote endpoint that echoes
+    the Authorization header back, in an error body or in a result, must not put the key in state or output)."""
+    for secret in secrets_in_env():
+        if secret in text:
+            text = text.replace(secret, "[redacted]")
+    return text
 
 
 def strip_markup(text: str, limit: int = MAX_TEXT_CHARS) -> str:

@@ -16,15 +16,17 @@ from urllib.parse import urlparse
 
 import requests
 
-from cragraph.retrieval.sanitize import clean_title, drop_instructions, safe_url, strip_markup
+from cragraph.retrieval.sanitize import clean_title, drop_instructions, redact_secrets, safe_url, strip_markup
 
 API_KEY_ENV = "TAVILY_API_KEY"
 BASE_URL_ENV = "TAVILY_BASE_URL"
 
 
 class WebSearchError(Exception):
+    """A failed search; its message never carries the remote body or a key (it reaches the trace)."""
+
     def __init__(self, kind: str, message: str):
-        super().__init__(f"{kind}: {message}")
+        super().__init__(f"{kind}: {redact_secrets(message)}")
         self.kind = kind
 
 
@@ -62,21 +64,23 @@ class WebSearchClient:
             reply = client.search(query, max_results=max_results, search_depth=search_depth, timeout=self.timeout_s)
         except tavily_errors.TimeoutError as error:
             raise WebSearchError("timeout", f"no answer within {self.timeout_s:g} s") from error
-        except tavily_errors.InvalidAPIKeyError as error:
-            raise WebSearchError("auth", "HTTP 401, the API key was refused") from error
-        except tavily_errors.ForbiddenError as error:
-            raise WebSearchError("auth", "HTTP 403 forbidden") from error
-        except tavily_errors.UsageLimitExceededError as error:
-            raise WebSearchError("rate_limit", "HTTP 429 usage limit") from error
-        except tavily_errors.BadRequestError as error:
-            raise WebSearchError("bad_request", "HTTP 400 bad request") from error
+        # tavily's own errors carry the remote body (which a hostile endpoint can fill with anything, the key
+        # it was sent included): only the status goes on, and the cause is dropped with it.
+        except tavily_errors.InvalidAPIKeyError:
+            raise WebSearchError("auth", "HTTP 401, the API key was refused") from None
+        except tavily_errors.ForbiddenError:
+            raise WebSearchError("auth", "HTTP 403 forbidden") from None
+        except tavily_errors.UsageLimitExceededError:
+            raise WebSearchError("rate_limit", "HTTP 429 usage limit") from None
+        except tavily_errors.BadRequestError:
+            raise WebSearchError("bad_request", "HTTP 400 bad request") from None
         except requests.HTTPError as error:
             status = error.response.status_code if error.response is not None else "?"
             raise WebSearchError("server", f"HTTP {status}") from error
         except (requests.Timeout, TimeoutError) as error:
             raise WebSearchError("timeout", f"no answer within {self.timeout_s:g} s") from error
         except ValueError as error:  # a 200 whose body is not JSON (requests' JSONDecodeError too)
-            raise WebSearchError("bad_response", f"unreadable reply ({str(error)[:120]})") from error
+            raise WebSearchError("bad_response", f"unreadable reply ({str(error)[:120]})") from None  # .doc: the body
         except requests.RequestException as error:  # requests' own words (host, port), never the remote body
             raise WebSearchError("network", f"{type(error).__name__}: {str(error)[:160]}") from error
         finally:
@@ -95,12 +99,12 @@ def parse_results(reply: Any) -> list[WebResult]:
         if not isinstance(item, dict):
             continue
         url = safe_url(item.get("url"))
-        content, dropped = drop_instructions(strip_markup(str(item.get("content") or "")))
+        content, dropped = drop_instructions(strip_markup(redact_secrets(str(item.get("content") or ""))))
         if url and content:
             results.append(
                 WebResult(
                     url=url,
-                    title=clean_title(item.get("title")),
+                    title=clean_title(redact_secrets(str(item.get("title") or ""))),
                     content=content,
                     score=_score(item.get("score")),
                     instructions_dropped=dropped,

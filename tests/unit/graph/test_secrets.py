@@ -1,0 +1,188 @@
+"""Secrets (issue 14): with sentinel API keys in the environment, no key reaches a result, the trace, a
+checkpoint (thread state), a log record, an exception or the CLI's text and --json output, whether the web
+search works (the Tavily stand-in), fails, or talks to a hostile endpoint that echoes the key it was sent."""
+
+from __future__ import annotations
+
+import json
+import logging
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from threading import Thread
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from cragraph.bench.web_standin import WebStandin
+from cragraph.cli.main import main
+from cragraph.retrieval.web import WebSearchClient, WebSearchError
+from graph.builder import build_graph
+from tests.fixtures.graph import build_tiny_index, context, use_keyword_evaluator
+
+SENTINELS = {
+    "TAVILY_API_KEY": "tvly-SENTINEL-tavily-4f1c9e",
+    "OPENAI_API_KEY": "sk-SENTINEL-openai-9a2b77",
+    "ANTHROPIC_API_KEY": "SENTINEL-anthropic-31d0",
+    "MY_SERVICE_API_KEY": "SENTINEL-custom-c0ffee",
+}
+QUESTION = "What is the population of Tokyo Japan?"
+WEB_CORPUS = [
+    {"id": "tokyo", "title": "Tokyo", "text": "The population of Tokyo, the capital of Japan, is about 14 million."},
+    {"id": "osaka", "title": "Osaka", "text": "Osaka is a port city in Japan on Osaka Bay."},
+    {"id": "kyoto", "title": "Kyoto", "text": "Kyoto was the capital of Japan for over a thousand years."},
+]
+
+
+def leaked(*texts: Any) -> list[str]:
+    blob = "\n".join(t if isinstance(t, str) else json.dumps(t, default=str, ensure_ascii=False) for t in texts)
+    return [name for name, value in SENTINELS.items() if value in blob or value[-6:] in blob]
+
+
+class Echo:
+    """A hostile Tavily endpoint: answers `status` with a body that repeats every header and the body it got."""
+
+    def __init__(self, status: int, shape: str = "detail"):
+        echo = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode("utf-8", "replace")
+                seen = f"headers {dict(self.headers)} body {body}"
+                if echo.shape == "results":
+                    payload: Any = {"results": [{"url": "https://e.org", "title": seen, "content": f"Tokyo {seen}"}]}
+                elif echo.shape == "garbage":
+                    payload = None
+                else:
+                    payload = {"detail": {"error": seen}}
+                data = (seen if payload is None else json.dumps(payload)).encode()
+                self.send_response(echo.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                return
+
+        self.status, self.shape = status, shape
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self) -> Echo:
+        Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory, tiny_embedder_dir):
+    return build_tiny_index(tmp_path_factory.mktemp("secrets-index"), tiny_embedder_dir)
+
+
+@pytest.fixture(autouse=True)
+def sentinels(monkeypatch, caplog):
+    use_keyword_evaluator(monkeypatch)
+    for name, value in SENTINELS.items():
+        monkeypatch.setenv(name, value)
+    caplog.set_level(logging.DEBUG)
+
+
+def run_checkpointed(index, base_url: str) -> tuple[dict, list]:
+    checkpointed = build_graph().compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": base_url}}
+    settings = context(index, web_search=True, web_base_url=base_url, max_retrieval_rounds=1, debug=True)
+    result = checkpointed.invoke({"question": QUESTION}, config, context=settings)
+    history = [snapshot.values for snapshot in checkpointed.get_state_history(config)]
+    return result, history
+
+
+def test_the_web_stand_in_run_answers_and_nothing_carries_a_key(index, caplog):
+    with WebStandin(WEB_CORPUS, api_key=SENTINELS["TAVILY_API_KEY"]) as web:
+        result, history = run_checkpointed(index, web.url)
+    assert "14 million" in result["answer"] and result["citations"][0]["source"] == "web"
+    assert not leaked(result, history, caplog.text)
+
+
+@pytest.mark.parametrize(
+    ("status", "shape"),
+    [
+        (401, "detail"),
+        (403, "detail"),
+        (429, "detail"),
+        (400, "detail"),
+        (500, "detail"),
+        (200, "garbage"),
+        (200, "results"),
+    ],
+)
+def test_a_hostile_endpoint_echoing_the_key_gets_it_nowhere(index, caplog, status, shape):
+    with Echo(status, shape) as echo:
+        result, history = run_checkpointed(index, echo.url)
+        with pytest.raises(WebSearchError) if shape != "results" else _no_error() as raised:
+            WebSearchClient(base_url=echo.url, timeout_s=5).search("Tokyo")
+    web = next(e for e in result["trace"] if e["node"] == "web_search")
+    assert web["decision"].startswith("failed:") or shape == "results", web
+    error_texts = [str(raised.value), repr(raised.value), str(raised.value.__cause__)] if raised else []
+    assert not leaked(result, history, caplog.text, error_texts), (web, error_texts)
+
+
+class _no_error:  # noqa: N801 (reads like pytest.raises)
+    value = None
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> bool:
+        return False
+
+
+def test_a_failing_web_endpoint_and_the_cli_print_no_key(index, capsys, caplog, tmp_path):
+    with WebStandin(WEB_CORPUS, api_key=SENTINELS["TAVILY_API_KEY"]) as web:
+        for extra in (["--json"], ["--trace"], ["--json", "--trace"]):
+            code = main(
+                [
+                    "ask",
+                    QUESTION,
+                    "--index",
+                    str(index),
+                    "--evaluator",
+                    "cosine",
+                    "--web",
+                    *extra,
+                    "--set",
+                    f"web_base_url={web.url}",
+                    "--set",
+                    "lower=-0.6",
+                    "--set",
+                    "upper=0.5",
+                    "--set",
+                    "answer_min_score=-0.6",
+                    "--set",
+                    "strip_threshold=-0.6",
+                ]
+            )
+            out = capsys.readouterr()
+            assert code == 0 and "standin.local" in out.out, out  # answered from the web stand-in
+            assert not leaked(out.out, out.err)
+    with Echo(401) as echo:
+        code = main(
+            [
+                "ask",
+                QUESTION,
+                "--index",
+                str(index),
+                "--evaluator",
+                "cosine",
+                "--web",
+                "--json",
+                "--trace",
+                "--set",
+                f"web_base_url={echo.url}",
+            ]
+        )
+        out = capsys.readouterr()
+    assert code == 0 and "failed:auth" in out.out
+    assert not leaked(out.out, out.err, caplog.text)
