@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from functools import cache
 from typing import Any, Literal, get_args, get_origin, get_type_hints
@@ -176,3 +177,25 @@ def client_context(values: dict[str, Any]) -> ClientContext:
 def _shown(value: Any) -> str:
     text = repr(value)
     return f"{text[:60]}{'...' if len(text) > 60 else ''} ({type(value).__name__})"
+
+
+def checked_question(request: Mapping[str, Any]) -> str:
+    """The run's question, stripped, after refusing what a caller can send but no node can take: a question
+    that is not a non-empty string (e.g. 42), one with a lone surrogate, and filters or recommend_only of the
+    wrong type. Each refusal is a ValueError naming the field (a server returns its message)."""
+    question = request.get("question")
+    if not isinstance(question, str):
+        raise ValueError(f"the question must be a string, not {_shown(question)}")
+    try:
+        question.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ValueError(f"the question has an invalid character at {error.start} (a lone surrogate)") from None
+    if not question.strip():
+        raise ValueError("the question is empty")
+    filters = request.get("filters")
+    if filters is not None and not (isinstance(filters, dict) and all(isinstance(k, str) for k in filters)):
+        raise ValueError(f"filters must be an object of field: value, not {_shown(filters)}")
+    recommend_only = request.get("recommend_only", False)
+    if not isinstance(recommend_only, bool):
+        raise ValueError(f"recommend_only must be true or false, not {_shown(recommend_only)}")
+    return question.strip()

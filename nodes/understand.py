@@ -15,6 +15,7 @@ from langgraph.runtime import Runtime
 from cragraph.context import Context
 from cragraph.knowledge.vectors import query_vector
 from cragraph.models.structured import ask_structured
+from cragraph.policy import checked_question
 from cragraph.retrieval.analysis import QueryAnalysis, analyse
 from cragraph.retrieval.strategy import choose_strategy
 from cragraph.state import StageTimer, State
@@ -26,9 +27,7 @@ from prompts.route import RouteChoice, route_messages
 def understand(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("understand")
     settings = settings_of(runtime)
-    question = (state.get("question") or "").strip()
-    if not question:
-        raise ValueError("the question is empty")
+    question = checked_question(state)  # a wrong type is refused here, naming the field, before any node uses it
     analysis = analyse(question, bundle_of(settings).bm25)
     language = analysis.language
     strategy = choose_strategy(analysis, settings.strategy, settings.latency_budget_ms)

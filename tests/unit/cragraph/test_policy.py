@@ -168,3 +168,22 @@ def test_every_field_is_classified_and_the_dangerous_ones_are_the_operators():
     assert {"max_retrieval_rounds", "web_max_results", "web_timeout_s"} <= budgets()
     assert {"upper", "lower", "multihop", "strategy", "prf", "llm_answer"} <= client_defaults()
     assert graph.context_schema is ClientContext  # what LangGraph builds a server run's dict context with
+
+
+@pytest.mark.parametrize(
+    ("request_", "message"),
+    [
+        ({"question": 42}, "the question must be a string, not 42 (int)"),
+        ({"question": None}, "the question must be a string, not None"),
+        ({"question": ["a"]}, "the question must be a string"),
+        ({"question": "a\udfffb"}, "the question has an invalid character at 1 (a lone surrogate)"),
+        ({"question": " \n\t"}, "the question is empty"),
+        ({"question": "Volga?", "filters": "language=en"}, "filters must be an object"),
+        ({"question": "Volga?", "filters": ["language"]}, "filters must be an object"),
+        ({"question": "Volga?", "recommend_only": "yes"}, "recommend_only must be true or false"),
+    ],
+)
+def test_a_wrong_input_is_refused_at_the_first_node_with_a_clear_error(operator, request_, message):
+    with pytest.raises(ValueError) as refused:
+        graph.invoke(request_, context={})
+    assert message in str(refused.value) and type(refused.value) is ValueError
