@@ -45,7 +45,9 @@ NODES = (
 def build_graph() -> StateGraph[State, Context, InputState, OutputState]:
     # A dict context (a server client's run, `invoke(context={...})`) is built as ClientContext: checked against
     # the operator's allow-list (cragraph/policy.py); a Context built in Python is the operator's own.
-    builder = StateGraph(State, context_schema=ClientContext, input_schema=InputState, output_schema=OutputState)
+    builder: StateGraph[State, Context, InputState, OutputState] = StateGraph(
+        State, context_schema=ClientContext, input_schema=InputState, output_schema=OutputState
+    )
     builder.add_node("understand", understand)
     builder.add_node("multihop", multihop_graph)
     builder.add_node("retrieve", retrieve)

@@ -34,7 +34,7 @@ __all__ = ["build_multihop_graph", "multihop_graph"]
 
 
 def build_multihop_graph() -> StateGraph[MultihopState, Context, MultihopInput, MultihopOutput]:
-    builder = StateGraph(
+    builder: StateGraph[MultihopState, Context, MultihopInput, MultihopOutput] = StateGraph(
         MultihopState, context_schema=ClientContext, input_schema=MultihopInput, output_schema=MultihopOutput
     )
     builder.add_node("decompose", decompose)
