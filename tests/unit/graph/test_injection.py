@@ -11,6 +11,7 @@ import re
 import pytest
 
 import cragraph.models.structured
+from cragraph.bench.web_standin import WebStandin
 from cragraph.cli.agent import print_result
 from cragraph.models.scripted import ScriptedChatModel
 from graph import graph
@@ -78,6 +79,24 @@ def test_a_hostile_web_result_does_not_steer_the_embedded_answer(index):
     web = next(e for e in result["trace"] if e["node"] == "web_search")
     assert web["counts"]["results"] == 1 and web["counts"]["instructions_dropped"] == 1  # javascript: result gone
     assert result["citations"][0]["title"] == "Tokyo population"
+
+
+def test_through_the_web_stand_in_too(index):
+    corpus = [
+        {"id": "tokyo", "title": "Tokyo population <img src=x onerror=alert(1)>", "text": HOSTILE[0]["content"]},
+        {"id": "evil", "url": "javascript:alert(1)", "title": "Tokyo Japan", "text": HOSTILE[1]["content"]},
+        {"id": "osaka", "title": "Osaka", "text": "Osaka is a port city in Japan on Osaka Bay."},
+        {"id": "kyoto", "title": "Kyoto", "text": "Kyoto was the capital of Japan for over a thousand years."},
+    ]
+    with WebStandin(corpus, api_key="test-key") as web:
+        result = graph.invoke({"question": OFF_CORPUS}, context=context(index, web_search=True, web_base_url=web.url))
+    assert not result["abstained"] and "14 million" in result["answer"], result["answer"]
+    assert "PWNED" not in json.dumps(result) and not MARKUP.search(json.dumps(result))
+    assert {c["url"] for c in result["citations"]} <= {
+        "https://standin.local/tokyo",
+        "https://standin.local/kyoto",
+        "https://standin.local/osaka",
+    }
 
 
 def test_a_chat_model_that_obeys_the_injection_is_not_believed(index, monkeypatch):
