@@ -145,19 +145,30 @@ class SettingRefused(ValueError):
     masks other exception types as "An internal error occurred")."""
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, init=False)
 class ClientContext(Context):
     """A run's context given as a dict, i.e. by a client: typed, and within the operator's allow-list.
 
-    The operator's values are a fresh `Context()` (defaults and CRAGRAPH_* env), so a client that sends the
-    whole form back unchanged (as Studio can) is never refused, while one that changes `index` or raises
-    `max_retrieval_rounds` is, before any node runs.
+    The operator's values are a fresh `Context()` (defaults and CRAGRAPH_* env). A value the client gives
+    for an allowed field is kept even when it equals the field's default (a plain Context would let the env
+    replace it). For an operator field, a value at its default counts as not given (the operator's value is
+    used), so a client that sends Studio's whole form back unchanged is not refused; one that changes `index`
+    or raises `max_retrieval_rounds` is, before any node runs.
     """
+
+    def __init__(self, **values: Any) -> None:
+        self._given = frozenset(values)  # read by __post_init__, which Context's __init__ calls
+        super().__init__(**values)
 
     def __post_init__(self) -> None:
         check_types(self)
+        given = {name: getattr(self, name) for name in self._given}
         super().__post_init__()
-        refused = refused_fields(self, Context(), allowed_fields())
+        allowed = allowed_fields()
+        for name, value in given.items():
+            if name in allowed:
+                setattr(self, name, value)
+        refused = refused_fields(self, Context(), allowed)
         if refused:
             raise SettingRefused(
                 "this server does not let a client set: " + "; ".join(refused) + f". The operator allows "
