@@ -192,3 +192,10 @@ async def _refused(url: str) -> None:
         ]
         assert errors and field in str(errors[0]), (context, errors)
         assert "CRAGRAPH_CLIENT_SETTINGS" in str(errors[0]) or "must be" in str(errors[0])
+    thread = await client.threads.create()
+    errors = [
+        part.data
+        async for part in client.runs.stream(thread["thread_id"], assistant_id, input={"question": 42})
+        if part.event == "error"
+    ]
+    assert errors and "the question must be a string, not 42 (int)" in str(errors[0]), errors
