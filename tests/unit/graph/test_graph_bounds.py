@@ -4,11 +4,17 @@ rounds append to) keeps at most TRACE_LIMIT records, and a checkpointed long run
 from __future__ import annotations
 
 import json
+import os
+import resource
+import time
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.errors import GraphRecursionError
 
+from cragraph.policy import SettingRefused
 from cragraph.state import NOTE_LIMIT, TRACE_LIMIT, StageTimer, append_trace
+from graph import graph
 from graph.builder import build_graph
 from tests.fixtures.graph import build_tiny_index, context, use_keyword_evaluator
 
@@ -46,3 +52,37 @@ def test_the_trace_reducer_and_long_notes():
     assert append_trace(None, records[:3]) == records[:3]
     entry = StageTimer("retrieve").record("ok", note="query " + "x" * 100_000)
     assert len(entry["note"]) == NOTE_LIMIT
+
+
+@pytest.mark.skipif(not os.environ.get("CRAGRAPH_MEASURE"), reason="a measurement: set CRAGRAPH_MEASURE=1")
+def test_measure_the_unbounded_loop_of_issue_14(index, monkeypatch):
+    """The issue's probe: max_retrieval_rounds=10**9 with thresholds that always re-retrieve. A client's run is
+    refused; an operator's runs until LangGraph's recursion limit with a bounded state. Prints the figures."""
+    use_keyword_evaluator(monkeypatch)
+    for name, value in (("INDEX", str(index)), ("EVALUATOR", "cosine"), ("WEB_SEARCH", "false")):
+        monkeypatch.setenv(f"CRAGRAPH_{name}", value)
+    started = time.perf_counter()
+    with pytest.raises(SettingRefused):
+        graph.invoke(
+            {"question": OFF_CORPUS},
+            {"recursion_limit": 10_000},
+            context={"max_retrieval_rounds": 10**9, "upper": 1.0, "lower": 1.0},
+        )
+    print(f"\nclient max_retrieval_rounds=10**9: refused in {(time.perf_counter() - started) * 1000:.1f} ms")
+    checkpointed = build_graph().compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "probe"}, "recursion_limit": 10_000}
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started = time.perf_counter()
+    with pytest.raises(GraphRecursionError):
+        checkpointed.invoke(
+            {"question": OFF_CORPUS}, config, context=context(index, upper=1.0, lower=1.0, max_retrieval_rounds=10**9)
+        )
+    state = checkpointed.get_state(config).values
+    size = len(json.dumps(state, default=str))
+    grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss) / 1024
+    print(
+        f"operator max_retrieval_rounds=10**9: {state['retrieval_round']} rounds in "
+        f"{time.perf_counter() - started:.1f} s until recursion_limit 10000; trace {len(state['trace'])} "
+        f"records; last checkpoint {size} bytes; max RSS +{grown:.0f} MB"
+    )
+    assert len(state["trace"]) == TRACE_LIMIT and size < 100_000
