@@ -168,6 +168,7 @@ class ClientContext(Context):
         for name, value in given.items():
             if name in allowed:
                 setattr(self, name, value)
+        check_types(self)  # the operator's CRAGRAPH_* values too (e.g. a negative count)
         refused = refused_fields(self, Context(), allowed)
         if refused:
             raise SettingRefused(

@@ -22,7 +22,7 @@ def settings_of(runtime: Any) -> Context:
     client's and goes through the operator's allow-list; an operator's Context is only type-checked."""
     context = getattr(runtime, "context", None) if runtime is not None else None
     if context is None:
-        return Context()
+        context = Context()
     if isinstance(context, dict):
         return client_context(context)
     if not isinstance(context, ClientContext):

@@ -195,3 +195,11 @@ def test_a_clients_explicit_default_wins_over_the_env_only_where_allowed(operato
     assert client_context({}).lower == -0.6
     form_index = client_context({"index": ".cragraph/index"}).index  # an operator field left at its default
     assert form_index == operator.index
+
+
+def test_the_operators_env_values_are_checked_too(operator, monkeypatch):
+    monkeypatch.setenv("CRAGRAPH_RERANK_K", "-3")
+    with pytest.raises(ValueError, match="Context.rerank_k must be >= 0, not -3"):
+        graph.invoke({"question": IN_CORPUS})  # no context: defaults and env
+    with pytest.raises(ValueError, match="Context.rerank_k must be >= 0, not -3"):
+        graph.invoke({"question": IN_CORPUS}, context={"upper": 0.4})
