@@ -119,7 +119,7 @@ def test_each_skip_reason_is_reported_and_logged(tmp_path: Path, caplog: pytest.
         "blank.md": "empty file",
         "empty.txt": "empty file",
         "image.png": "unsupported type",
-        "latin.txt": "binary file (not decodable as UTF-8 or cp1251 text)",
+        "latin.txt": "binary file (not decodable as UTF-8, UTF-16, UTF-32 or single-byte text)",
         "nul.txt": "binary file (contains NUL bytes)",
         "script.html": "no text",
     }
