@@ -8,6 +8,7 @@ before entities existed changes nothing in its file (its checksum in the bundle 
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -40,6 +41,12 @@ CREATE TABLE IF NOT EXISTS entities (
 # Columns a filter may name directly; anything else is looked up in the metadata JSON.
 _COLUMNS = {"id", "doc_id", "title"}
 _RANGE_OPERATORS = {"gte": ">=", "gt": ">", "lte": "<=", "lt": "<"}
+_SQLITE_INT = (-(2**63), 2**63 - 1)
+
+
+class FilterError(ValueError):
+    """A metadata filter that cannot be run (wrong type, unknown operator, a value SQLite cannot hold); the
+    message names the field and says what is accepted, so a caller can show it as is."""
 
 
 class DocStore:
@@ -58,11 +65,17 @@ class DocStore:
         return (self._db.execute("SELECT MAX(row) FROM chunks").fetchone()[0] or 0) + 1
 
     def add(self, rows: Sequence[int], chunks: Sequence[Chunk]) -> None:
+        """Insert chunks; ValueError naming the chunk when its metadata is not strict JSON (NaN, Infinity),
+        which SQLite's JSON functions would later reject as malformed for every filter over the table."""
+        records = []
+        for r, c in zip(rows, chunks, strict=True):
+            try:
+                metadata = json.dumps(c.metadata, ensure_ascii=False, allow_nan=False)
+            except ValueError as error:
+                raise ValueError(f"chunk {c.id!r}: metadata is not valid JSON ({error})") from None
+            records.append((int(r), c.id, c.doc_id, c.title, c.text, metadata))
         self._db.executemany(
-            "INSERT INTO chunks(row, id, doc_id, title, text, metadata) VALUES (?, ?, ?, ?, ?, ?)",
-            [(int(r), c.id, c.doc_id, c.title, c.text, json.dumps(c.metadata, ensure_ascii=False))
-             for r, c in zip(rows, chunks, strict=True)],
-        )
+            "INSERT INTO chunks(row, id, doc_id, title, text, metadata) VALUES (?, ?, ?, ?, ?, ?)", records)
         self._db.commit()
 
     def delete_documents(self, doc_ids: Iterable[str]) -> list[int]:
@@ -155,19 +168,25 @@ class DocStore:
         {"gte": "2024-01-01", "lte": "2024-12-31"} (operators gte, gt, lte, lt; either bound optional; string
         bounds compare as strings, so ISO dates work, number bounds as numbers; a value of the other type never
         matches). Keys are `id`, `doc_id`, `title` or any metadata key (category, language, source, date, ...).
+        A list may also hold prefix and range mappings (any of them matches). Anything else raises FilterError.
         """
+        check_filters(filters)
         clauses, params = [], []
         for key, value in filters.items():
             column = key if key in _COLUMNS else "json_extract(metadata, ?)"
             key_params = [] if key in _COLUMNS else [f'$."{key}"']
-            if isinstance(value, Mapping):
+            if isinstance(value, list | tuple | set | frozenset):
+                scalars = [item for item in value if not isinstance(item, Mapping)]
+                alternatives = [_mapping_clause(key, column, key_params, item)
+                                for item in value if isinstance(item, Mapping)]
+                if scalars:
+                    alternatives.append((f"{column} IN ({','.join('?' * len(scalars))})", key_params + scalars))
+                clauses.append("(" + (" OR ".join(clause for clause, _ in alternatives) or "0") + ")")
+                params += [param for _, clause_params in alternatives for param in clause_params]
+            elif isinstance(value, Mapping):
                 clause, clause_params = _mapping_clause(key, column, key_params, value)
                 clauses.append(clause)
                 params += clause_params
-            elif isinstance(value, list | tuple | set):
-                values = list(value)
-                clauses.append(f"{column} IN ({','.join('?' * len(values))})")
-                params += key_params + values
             else:
                 clauses.append(f"{column} = ?")
                 params += key_params + [value]
@@ -176,19 +195,83 @@ class DocStore:
         return np.asarray(rows, dtype=np.int64)
 
 
+def check_filters(filters: Any) -> None:
+    """Raise FilterError unless `filters` is a mapping of field names to values filter_rows can run: a
+    scalar (string, finite number within SQLite's 64-bit integers, bool, None), {"prefix": string}, a range of
+    string or number bounds, or a list of those. Checked before any SQL is built, so a caller gets one clear
+    message instead of a sqlite3 ProgrammingError, an OverflowError or an AttributeError."""
+    if not isinstance(filters, Mapping):
+        raise FilterError(f"filters must be a mapping of field -> value, e.g. {{'language': 'en'}}; got "
+                          f"{type(filters).__name__} {_short(filters)}")
+    for key, value in filters.items():
+        if not isinstance(key, str) or not key or '"' in key or "\\" in key or not _is_unicode(key):
+            raise FilterError(f"filter field {_short(key)} must be a non-empty string without quotes or "
+                              f"backslashes")
+        if isinstance(value, list | tuple | set | frozenset):
+            for item in value:
+                if isinstance(item, Mapping):
+                    _check_spec(key, item)
+                else:
+                    _check_scalar(key, item, "a list item")
+        elif isinstance(value, Mapping):
+            _check_spec(key, value)
+        else:
+            _check_scalar(key, value, "the value")
+
+
+def _check_spec(key: str, spec: Mapping[Any, Any]) -> None:
+    if set(spec) == {"prefix"}:
+        if not isinstance(spec["prefix"], str) or not _is_unicode(spec["prefix"]):
+            raise FilterError(f"filter {key!r}: 'prefix' must be a string, got {_short(spec['prefix'])}")
+        return
+    unknown = set(spec) - set(_RANGE_OPERATORS)
+    if not spec or unknown:
+        raise FilterError(f"filter {key!r}: unknown operator(s) {sorted(map(str, unknown)) or '(none given)'} in "
+                          f"{_short(dict(spec))}; use {{'prefix': ...}} or a range with {sorted(_RANGE_OPERATORS)}")
+    for op, bound in spec.items():
+        if isinstance(bound, bool) or not isinstance(bound, str | int | float):
+            raise FilterError(f"filter {key!r}: the {op!r} bound must be a string or a number, got {_short(bound)}")
+        _check_scalar(key, bound, f"the {op!r} bound")
+
+
+def _check_scalar(key: str, value: Any, what: str) -> None:
+    if value is None or isinstance(value, bool):
+        return
+    if isinstance(value, str):
+        if not _is_unicode(value):
+            raise FilterError(f"filter {key!r}: {what} is not valid Unicode (a lone surrogate)")
+    elif isinstance(value, int):
+        if not _SQLITE_INT[0] <= value <= _SQLITE_INT[1]:
+            raise FilterError(f"filter {key!r}: {what} {_short(value)} is outside the 64-bit integers an index "
+                              f"stores")
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise FilterError(f"filter {key!r}: {what} must be a finite number, got {value}")
+    else:
+        raise FilterError(f"filter {key!r}: {what} must be a string, a number, true/false, null, a list of them, "
+                          f"{{'prefix': ...}} or a range; got {type(value).__name__} {_short(value)}")
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 def _mapping_clause(key: str, column: str, key_params: list[Any], spec: Mapping[str, Any]
                     ) -> tuple[str, list[Any]]:
     """SQL for {"prefix": p} or a range {"gte"/"gt"/"lte"/"lt": bound, ...}."""
     if set(spec) == {"prefix"}:
         return f"substr({column}, 1, ?) = ?", key_params + [len(str(spec["prefix"])), str(spec["prefix"])]
-    unknown = set(spec) - set(_RANGE_OPERATORS)
-    if not spec or unknown:
-        raise ValueError(f"filter {key!r}: unknown operator(s) {sorted(unknown) or '(none given)'} in {dict(spec)}; "
-                         f"use {{'prefix': ...}} or a range with {sorted(_RANGE_OPERATORS)}")
     parts, params = [], []
     for op, bound in spec.items():
-        if isinstance(bound, bool) or not isinstance(bound, str | int | float):
-            raise ValueError(f"filter {key!r}: the {op!r} bound must be a string or a number, got {bound!r}")
         kinds = "('text')" if isinstance(bound, str) else "('integer', 'real')"
         parts.append(f"(typeof({column}) IN {kinds} AND {column} {_RANGE_OPERATORS[op]} ?)")
         params += key_params + key_params + [bound]

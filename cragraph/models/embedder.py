@@ -79,6 +79,9 @@ class ModelPlan:
     e5_prefixes: bool
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def canonical_name(name: str) -> str:
     """Alias -> canonical packaged name ("e5-small", "minilm"); anything else is returned as given."""
     cleaned = name.strip()
@@ -143,7 +146,9 @@ class Embedder:
     def _embed(self, texts: Sequence[str], prefix: str, batch_size: int, progress: bool) -> np.ndarray:
         if isinstance(texts, str):
             raise TypeError("pass a sequence of strings, not a single string")
-        items = [prefix + t for t in texts]
+        # A lone surrogate (a shell argument with a non-UTF-8 byte, a "\ud800" JSON escape) makes the Rust
+        # tokenizer raise TypeError; U+FFFD is what the text would read as anywhere else.
+        items = [prefix + _LONE_SURROGATE.sub("\ufffd", t) for t in texts]
         if not items:
             return np.zeros((0, self.dim), dtype=np.float32)
         vectors = self.model.encode(

@@ -46,6 +46,8 @@ def metadata_boosts(
     """Score multipliers (>= 1 for non-negative weights) for `chunks`, in order: fused * multiplier ranks
     matching chunks up. Keys are `id`, `doc_id`, `title` or any metadata key; a chunk without the key never
     matches."""
+    if not isinstance(boosts, Mapping):
+        raise ValueError(f"boosts must be a mapping of field -> spec, got {type(boosts).__name__}")
     multipliers = np.ones(len(chunks), dtype=np.float64)
     specs = [(key, *_weighted(spec, default_weight)) for key, spec in boosts.items()]
     for i, chunk in enumerate(chunks):
@@ -98,7 +100,14 @@ def _in_range(value: Any, bounds: Mapping[str, Any]) -> bool:
 
 def _weighted(spec: Any, default_weight: float) -> tuple[Any, float]:
     if isinstance(spec, Mapping) and "value" in spec and set(spec) <= _WEIGHTED_KEYS:
-        return spec["value"], float(spec.get("weight", default_weight))
+        weight = spec.get("weight", default_weight)
+        try:
+            finite = not isinstance(weight, bool) and isinstance(weight, int | float) and np.isfinite(float(weight))
+        except OverflowError:  # an int too large for a float
+            finite = False
+        if not finite:
+            raise ValueError(f"boost weight must be a finite number, got {str(weight)[:40]}")
+        return spec["value"], float(weight)
     return spec, default_weight
 
 
