@@ -19,7 +19,7 @@ from typing import Any
 from cragraph.bench.qa_metrics import score_record
 
 MIN_SCORES = (-1.0, -0.6, -0.4, -0.2, 0.0, 0.2, 0.4)
-MIN_CONFIDENCES = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
+MIN_CONFIDENCES = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
 def read_records(paths: Iterable[Path]) -> list[dict[str, Any]]:
