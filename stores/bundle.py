@@ -1,13 +1,19 @@
 """The on-disk index bundle: manifest, SQLite docstore, BM25, FAISS and the entity field, written atomically.
 
 Every change (build, add, delete) is made in a temporary copy beside the bundle, checksummed, then swapped in by
-renames, so a crash, a full disk or Ctrl-C leaves the previous bundle usable.
+renames, so a crash, a full disk or Ctrl-C leaves the previous bundle usable. One writer at a time: a change holds
+an exclusive lock (fcntl.flock on `.NAME.lock` beside the bundle, since the bundle folder itself is renamed) from
+reading the current bundle to the swap, so a second `cragraph index` on the same folder waits for the first (and
+says so) instead of overwriting its change. Temporary folders left by a killed writer (`.NAME.tmp-PID`,
+`.NAME.old-PID` whose process is gone) are removed by the next writer.
 Bundles written before the entity field existed still open (with an empty field, `has_entities` False); the
 next `add` runs NER over their chunks (no re-embedding) in the same atomic rewrite.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import hashlib
 import json
 import logging
@@ -15,7 +21,8 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +43,10 @@ FORMAT_VERSION = 1
 MANIFEST_FILE = "manifest.json"
 BM25_FOLDER = "bm25"
 ENTITIES_FOLDER = "entities"
+
+LOCK_TIMEOUT_SECONDS = 3600.0
+"""How long a writer waits for another writer of the same bundle before giving up (CRAGRAPH_INDEX_LOCK_TIMEOUT
+overrides; 0 refuses at once)."""
 
 log = logging.getLogger("cragraph.index")
 
@@ -142,11 +153,11 @@ class IndexBundle:
 
     @classmethod
     def build(cls, path: str | Path, sources: Sequence[str | Path], settings: IndexSettings | None = None,
-              progress: bool = True) -> tuple[IndexBundle, IngestReport]:
+              progress: bool = True, follow_symlinks: bool = False) -> tuple[IndexBundle, IngestReport]:
         """Build a new bundle from files or folders, replacing any bundle at `path` only once it is complete."""
         path = Path(path)
         settings = settings or IndexSettings()
-        loaded = load_documents(sources)
+        loaded = load_documents(sources, follow_symlinks=follow_symlinks)
         if not loaded.documents:
             reasons = "; ".join(f"{source}: {reason}" for source, reason in loaded.skipped[:5])
             raise BundleError(f"no readable documents in {', '.join(map(str, sources))}"
@@ -160,18 +171,24 @@ class IndexBundle:
             _ingest(stores, loaded.documents, settings, embedder, report, progress)
             return _finish(folder, settings, embedder, stores)
 
-        _atomic_write(path, write, start_from_existing=False)
-        return cls.open(path), report
+        with writer_lock(path):
+            _atomic_write(path, write, start_from_existing=False)
+            return cls.open(path), report
 
     def add(self, sources: Sequence[str | Path] | None = None, documents: Sequence[Document] = (),
-            progress: bool = True) -> IngestReport:
+            progress: bool = True, follow_symlinks: bool = False) -> IngestReport:
         """Add files/folders or documents; a document whose id exists is replaced if its text changed.
 
         On a bundle without the entity field (built before it existed) this also finds the entities of every
         existing chunk, so `bundle.add()` with nothing to add upgrades it."""
-        loaded = load_documents(sources) if sources else None
+        loaded = load_documents(sources, follow_symlinks=follow_symlinks) if sources else None
         docs = [*(loaded.documents if loaded else []), *documents]
         report = IngestReport(skipped=list(loaded.skipped) if loaded else [])
+        with writer_lock(self.path):
+            self._refresh()
+            return self._add(docs, report, progress)
+
+    def _add(self, docs: list[Document], report: IngestReport, progress: bool) -> IngestReport:
         existing = self.docstore.document_hashes()
         settings = self.settings
         backfill = settings.entities and not self.has_entities
@@ -193,6 +210,11 @@ class IndexBundle:
 
     def delete(self, doc_ids: Sequence[str]) -> IngestReport:
         """Delete documents (all their chunks) by id; unknown ids are reported as skipped."""
+        with writer_lock(self.path):
+            self._refresh()
+            return self._delete(doc_ids)
+
+    def _delete(self, doc_ids: Sequence[str]) -> IngestReport:
         report = IngestReport()
         settings = self.settings
 
@@ -206,6 +228,18 @@ class IndexBundle:
 
         self._rewrite(write)
         return report
+
+    def _refresh(self) -> None:
+        """Reopen when another writer changed the bundle since this object opened it (called under the writer
+        lock, so the change is made on top of the newest bundle, never on a stale copy)."""
+        try:
+            current = _read_manifest(self.path)
+        except BundleError:
+            current = None
+        if current != self.manifest:
+            self.docstore.close()
+            reopened = IndexBundle.open(self.path)
+            self.__dict__.update(reopened.__dict__)
 
     def _rewrite(self, write: Callable[[Path], dict[str, Any]]) -> None:
         self.docstore.close()
@@ -354,8 +388,11 @@ def _entities_summary(stores: _Stores) -> dict[str, Any]:
 
 
 def _atomic_write(path: Path, write: Callable[[Path], dict[str, Any]], start_from_existing: bool) -> None:
-    """Run `write` in a temporary folder beside `path`, then swap it in; on any failure, `path` is untouched."""
+    """Run `write` in a temporary folder beside `path`, then swap it in; on any failure, `path` is untouched.
+    Called under the writer lock."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    _recover_interrupted_swap(path)
+    remove_stale_temporaries(path)
     tmp = path.parent / f".{path.name}.tmp-{os.getpid()}"
     old = path.parent / f".{path.name}.old-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
@@ -384,14 +421,104 @@ def _atomic_write(path: Path, write: Callable[[Path], dict[str, Any]], start_fro
 
 
 def _recover_interrupted_swap(path: Path) -> None:
-    """A crash between the two renames leaves only `.name.old-PID`: put it back."""
-    if path.exists():
+    """A crash between the two renames leaves only `.name.old-PID`: put it back.
+
+    A live writer is between those renames for a moment too, so the restore happens under the writer lock
+    (waiting for that writer, after which the bundle is there again and nothing is restored)."""
+    if path.exists() or not _olds(path):
         return
-    olds = sorted(path.parent.glob(f".{path.name}.old-*"), key=lambda p: p.stat().st_mtime) \
-        if path.parent.exists() else []
-    if olds and (olds[-1] / MANIFEST_FILE).exists():
-        log.warning("restoring %s from an interrupted update (%s)", path, olds[-1].name)
-        os.rename(olds[-1], path)
+    with writer_lock(path):
+        olds = _olds(path)
+        if not path.exists() and olds and (olds[-1] / MANIFEST_FILE).exists():
+            log.warning("restoring %s from an interrupted update (%s)", path, olds[-1].name)
+            os.rename(olds[-1], path)
+
+
+def _olds(path: Path) -> list[Path]:
+    if not path.parent.exists():
+        return []
+    return sorted(path.parent.glob(f".{path.name}.old-*"), key=lambda p: p.stat().st_mtime)
+
+
+def remove_stale_temporaries(path: Path) -> list[Path]:
+    """Remove `.NAME.tmp-PID` and `.NAME.old-PID` folders whose writer process is gone (a build killed with
+    kill -9 or a power cut); returns what was removed. Call under the writer lock: then no live writer of this
+    bundle owns them. An `.old` folder is kept while it is the only copy (no bundle at `path`)."""
+    removed = []
+    for leftover in [*path.parent.glob(f".{path.name}.tmp-*"), *path.parent.glob(f".{path.name}.old-*")]:
+        pid_text = leftover.name.rpartition("-")[2]
+        if not pid_text.isdigit() or (int(pid_text) != os.getpid() and _process_alive(int(pid_text))):
+            continue
+        if ".old-" in leftover.name and not path.exists():
+            continue
+        shutil.rmtree(leftover, ignore_errors=True)
+        log.warning("removed %s left by an interrupted update", leftover)
+        removed.append(leftover)
+    return removed
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        return True
+    return True
+
+
+_HELD: set[tuple[str, int]] = set()
+"""(lock file, thread id) pairs this process holds: a recovery inside a write must not wait for itself."""
+
+
+@contextmanager
+def writer_lock(path: str | Path, timeout: float | None = None) -> Iterator[None]:
+    """Hold the exclusive writer lock of the bundle at `path`, waiting (with a warning naming the holder) for a
+    writer in another process or thread. Raises BundleError after `timeout` seconds (default
+    LOCK_TIMEOUT_SECONDS, or CRAGRAPH_INDEX_LOCK_TIMEOUT). The lock dies with its process, so kill -9 never
+    leaves a bundle locked."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock_file = path.parent / f".{path.name}.lock"
+    key = (str(lock_file.resolve()), threading.get_ident())
+    if key in _HELD:
+        yield
+        return
+    if timeout is None:
+        timeout = float(os.environ.get("CRAGRAPH_INDEX_LOCK_TIMEOUT", LOCK_TIMEOUT_SECONDS))
+    fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        if not _try_flock(fd):
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "another process"
+            log.warning("the index at %s is being written by process %s; waiting for it to finish (up to %.0f s)",
+                        path, holder, timeout)
+            deadline = time.monotonic() + timeout
+            while not _try_flock(fd):
+                if time.monotonic() >= deadline:
+                    raise BundleError(f"the index at {path} is being written by process {holder}; gave up "
+                                      f"after {timeout:.0f} s. Nothing was changed: run the command again when "
+                                      f"that one has finished.")
+                time.sleep(0.1)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        _HELD.add(key)
+        try:
+            yield
+        finally:
+            _HELD.discard(key)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _try_flock(fd: int) -> bool:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as error:
+        if error.errno in (errno.EAGAIN, errno.EACCES):
+            return False
+        raise
+    return True
 
 
 def _read_manifest(path: Path) -> dict[str, Any]:

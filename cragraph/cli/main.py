@@ -60,6 +60,9 @@ def _parser() -> argparse.ArgumentParser:
     index.add_argument("--rebuild", action="store_true", help="build a fresh index instead of updating")
     index.add_argument("--delete", nargs="+", default=[], metavar="DOC_ID", help="document ids to remove")
     index.add_argument("--quiet", action="store_true", help="no progress bars")
+    index.add_argument("--follow-symlinks", action="store_true",
+                       help="also index files that symbolic links point to outside the folders given "
+                            "(default: such links are skipped and reported)")
     index.set_defaults(run=_index)
 
     search = commands.add_parser("search", help="ranked chunks for a question, with every score")
@@ -101,20 +104,30 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _index(args: argparse.Namespace) -> int:
+    from stores.bundle import writer_lock
+
+    if not args.paths and not args.delete:
+        raise ValueError("nothing to do: give files or folders to index, or --delete DOC_ID")
+    # One lock around the whole command: whether to build or update is decided by what is on disk, so a second
+    # `cragraph index` waits here and then adds to the first one's index instead of building over it.
+    with writer_lock(Path(args.index)):
+        return _index_locked(args)
+
+
+def _index_locked(args: argparse.Namespace) -> int:
     from stores.bundle import IndexBundle, IndexSettings
 
     progress = not args.quiet
     path = Path(args.index)
-    if not args.paths and not args.delete:
-        raise ValueError("nothing to do: give files or folders to index, or --delete DOC_ID")
+    follow = getattr(args, "follow_symlinks", False)
     if args.rebuild or not path.exists():
         if not args.paths:
             raise ValueError(f"no index at {path} to delete from")
         settings = IndexSettings(embedder=args.embedder or IndexSettings.embedder)
-        bundle, report = IndexBundle.build(path, args.paths, settings, progress=progress)
+        bundle, report = IndexBundle.build(path, args.paths, settings, progress=progress, follow_symlinks=follow)
     else:
         bundle = IndexBundle.open(path, embedder=args.embedder)
-        report = bundle.add(args.paths, progress=progress) if args.paths else None
+        report = bundle.add(args.paths, progress=progress, follow_symlinks=follow) if args.paths else None
         if args.delete:
             deleted = bundle.delete(args.delete)
             report = deleted if report is None else report
