@@ -9,9 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from cragraph.context import Context
 from cragraph.models.embedder import canonical_name
 from cragraph.policy import ClientContext, check_types, client_context
+from cragraph.retrieval.access import caller_labels, visible_rows
 from evaluators.base import RelevanceEvaluator
 from evaluators.registry import load_evaluator
 from stores.bundle import IndexBundle, load_bundle
@@ -28,6 +31,22 @@ def settings_of(runtime: Any) -> Context:
     if not isinstance(context, ClientContext):
         check_types(context)
     return context
+
+
+def caller_access(runtime: Any) -> frozenset[str] | None:
+    """The caller's access labels. None (every document) in the operator's own process; on a LangGraph server
+    (which sets `runtime.server_info`) the authenticated user's "acl:<label>" permissions, none for a user
+    without any (public documents only). Neither context, input nor filters can add labels."""
+    info = getattr(runtime, "server_info", None) if runtime is not None else None
+    if info is None:
+        return None
+    user = info.user
+    return caller_labels(getattr(user, "permissions", None) if user is not None else None)
+
+
+def visible_of(runtime: Any, bundle: IndexBundle) -> np.ndarray | None:
+    """The index rows the run's caller may see (None: all)."""
+    return visible_rows(bundle, caller_access(runtime))
 
 
 def bundle_of(settings: Context) -> IndexBundle:

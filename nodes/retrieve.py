@@ -20,7 +20,7 @@ from cragraph.retrieval.strategy import LATENCY_STATS, apply_strategy, choose_st
 from cragraph.retrieval.techniques import PseudoDocWriter, Techniques, run_techniques
 from cragraph.settings import section
 from cragraph.state import StageTimer, State
-from nodes._runtime import bundle_of, settings_of
+from nodes._runtime import bundle_of, settings_of, visible_of
 from prompts.expansion import expansion_messages
 
 
@@ -33,7 +33,8 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     analysis = analysis_of(state.get("analysis"), query, bundle.bm25)
     strategy = state.get("strategy") or choose_strategy(analysis, settings.strategy, settings.latency_budget_ms)
     mode = {"mode": strategy["mode"]} if strategy.get("mode") else {}
-    retriever = HybridRetriever(bundle, section(RetrievalSettings, settings, "retrieval_", **mode))
+    visible = visible_of(runtime, bundle)  # the caller's documents only: every search below stays within them
+    retriever = HybridRetriever(bundle, section(RetrievalSettings, settings, "retrieval_", **mode), visible=visible)
     techniques = apply_strategy(section(Techniques, settings), strategy)
     round_ = state.get("retrieval_round", 0)
     weak = f"graded {state.get('verdict')} in round {round_ - 1}" if round_ > 0 else None
@@ -53,7 +54,8 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     update: dict[str, Any] = {"hits": passages, "strategy": strategy}
     if settings.debug:
         update["debug"] = {f"retrieve_{round_}": _brief(passages)}
-    counts = {"variants": len(state.get("variants", [])), "hits": len(passages), "index_chunks": len(bundle.docstore)}
+    chunks = len(bundle.docstore) if visible is None else len(visible)  # what this caller may see
+    counts = {"variants": len(state.get("variants", [])), "hits": len(passages), "index_chunks": chunks}
     record = timer.record(
         f"{len(passages)} hits; strategy {strategy['name']}" + (f" ({strategy['tier']})" * bool(strategy.get("tier"))),
         counts,

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from cragraph.retrieval.access import restrict
 from cragraph.retrieval.fusion import ranked, reciprocal_rank_fusion, weighted_score_fusion
 from cragraph.settings import setting
 from stores.bundle import IndexBundle
@@ -60,9 +61,17 @@ class RetrievalSettings:
 
 
 class HybridRetriever:
-    def __init__(self, bundle: IndexBundle, settings: RetrievalSettings | None = None):
+    def __init__(
+        self, bundle: IndexBundle, settings: RetrievalSettings | None = None, visible: np.ndarray | None = None
+    ):
+        """`visible`: the rows the caller may see (cragraph.retrieval.access); None = every row."""
         self.bundle = bundle
         self.settings = settings or RetrievalSettings()
+        self.visible = visible
+
+    def allowed_rows(self, filters: Mapping[str, Any] | None) -> np.ndarray | None:
+        """Rows a search may score: those the filters match, within those the caller may see (None: all)."""
+        return restrict(self.bundle.docstore.filter_rows(filters) if filters else None, self.visible)
 
     def search(self, query: str | Sequence[str], k: int = 10, mode: Mode | None = None,
                filters: Mapping[str, Any] | None = None) -> list[Hit]:
@@ -74,7 +83,7 @@ class HybridRetriever:
             raise ValueError(f"unknown retrieval mode {mode!r}; expected one of {', '.join(MODES)}")
         if k <= 0:
             return []
-        allowed = self.bundle.docstore.filter_rows(filters) if filters else None
+        allowed = self.allowed_rows(filters)
         if allowed is not None and not len(allowed):
             return []
         pool = max(self.settings.pool, k)
@@ -91,7 +100,7 @@ class HybridRetriever:
 
     def dense_search(self, vector: np.ndarray, k: int, filters: Mapping[str, Any] | None = None) -> list[Hit]:
         """Top-k chunks for a ready query vector (HyDE's blend of question and hypothetical passage)."""
-        allowed = self.bundle.docstore.filter_rows(filters) if filters else None
+        allowed = self.allowed_rows(filters)
         if allowed is not None and not len(allowed):
             return []
         scores = self._dense(np.asarray(vector, dtype=np.float32), k, allowed)

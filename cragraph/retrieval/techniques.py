@@ -132,7 +132,9 @@ def run_techniques(retriever: HybridRetriever, question: str, language: str, tec
     if techniques.query_class_alpha and retriever.settings.mode == "hybrid":
         run.query_class = (analysis or analyse(question, bm25)).query_class
         alpha = alpha_for(run.query_class, techniques.class_alphas)
-        retriever = HybridRetriever(retriever.bundle, replace(retriever.settings, fusion="score", alpha=alpha))
+        retriever = HybridRetriever(
+            retriever.bundle, replace(retriever.settings, fusion="score", alpha=alpha), visible=retriever.visible
+        )
         run.applied.append("query_class_alpha")
         run.notes.append(f"query class {run.query_class}: dense weight {alpha:.2f}")
         run.timed("query_class_alpha", started)
@@ -178,7 +180,7 @@ def _rm3(retriever: HybridRetriever, question: str, techniques: Techniques, pool
          filters: Mapping[str, Any] | None, run: TechniqueRun, added: dict[str, list[Hit]]) -> None:
     started = time.perf_counter()
     bundle = retriever.bundle
-    allowed = bundle.docstore.filter_rows(filters) if filters else None
+    allowed = retriever.allowed_rows(filters)  # the caller's access included
     rows, scores = bundle.bm25.search(question, techniques.prf_docs, allowed=allowed)
     if len(rows) < 2:
         run.skipped["prf"] = f"the BM25 first pass found {len(rows)} passage(s); feedback needs 2"
@@ -207,7 +209,7 @@ def _entities(retriever: HybridRetriever, question: str, language: str, pool: in
     if not names:
         run.skipped["entities"] = "the question names no entity"
         return
-    allowed = bundle.docstore.filter_rows(filters) if filters else None
+    allowed = retriever.allowed_rows(filters)  # the caller's access included
     rows, scores = bundle.entities.search(names, pool, allowed=allowed)
     if not len(rows):
         run.skipped["entities"] = f"no passage has the entities {names}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from langgraph.runtime import Runtime
 
 from cragraph.context import Context
@@ -21,7 +22,7 @@ from cragraph.planning.settings import PREFIX, MultihopSettings
 from cragraph.retrieval.retriever import HybridRetriever, RetrievalSettings
 from cragraph.settings import section
 from cragraph.state import MultihopState, StageTimer
-from nodes._runtime import bundle_of, evaluator_of, settings_of
+from nodes._runtime import bundle_of, evaluator_of, settings_of, visible_of
 from prompts.extract_answer import ShortAnswer, extract_answer_messages
 from prompts.synthesize import synthesize_messages
 from stores.bundle import IndexBundle
@@ -50,9 +51,11 @@ def plan_runtime(
     question: str,
     filters: dict[str, Any] | None,
     plan: Plan | None = None,
+    visible: np.ndarray | None = None,
 ) -> PlanRuntime:
-    """A runtime searching `bundle` with the Context's retrieval settings and filters."""
-    retriever = HybridRetriever(bundle, section(RetrievalSettings, settings, "retrieval_"))
+    """A runtime searching `bundle` with the Context's retrieval settings and filters, within the `visible` rows
+    (the caller's documents; None: all)."""
+    retriever = HybridRetriever(bundle, section(RetrievalSettings, settings, "retrieval_"), visible=visible)
 
     def search(query: str, k: int) -> list[Hit]:
         return retriever.search(query, k=k, filters=filters or None)
@@ -74,16 +77,20 @@ def plan_runtime(
     )
 
 
-def run_plan(plan: Plan, settings: Context, question: str, filters: dict[str, Any] | None = None) -> PlanRun:
+def run_plan(
+    plan: Plan, settings: Context, question: str, filters: dict[str, Any] | None = None, runtime: Any = None
+) -> PlanRun:
+    """Run the plan; `runtime` (the node's) decides which documents the caller may see (None: all)."""
     multihop = section(MultihopSettings, settings, PREFIX)
-    return plan_runtime(bundle_of(settings), settings, multihop, question, filters, plan).run(plan)
+    bundle = bundle_of(settings)
+    return plan_runtime(bundle, settings, multihop, question, filters, plan, visible_of(runtime, bundle)).run(plan)
 
 
 def plan_execute(state: MultihopState, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("execute")
     settings = settings_of(runtime)
     plan = Plan.model_validate(state["plan"])
-    run = run_plan(plan, settings, state["question"], state.get("filters"))
+    run = run_plan(plan, settings, state["question"], state.get("filters"), runtime)
     evidence = run.evidence
     failed = run.failed
     counts = {

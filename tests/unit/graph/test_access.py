@@ -1,0 +1,125 @@
+"""Per-document access control (issue 14): documents carry `acl` labels, a server caller holds "acl:<label>"
+permissions, and every retrieval path (hybrid search, PRF, entity retrieval, multi-query, the multi-hop plan)
+sees only the caller's documents; filters and context cannot widen them."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+
+from cragraph.policy import client_context
+from cragraph.retrieval.access import caller_labels, labels_of, restrict, visible_rows
+from graph import graph
+from stores.bundle import load_bundle
+from tests.fixtures.graph import DOCS, build_tiny_index, context, use_keyword_evaluator
+
+QUESTION = "What is the vault code?"
+SECRETS = [
+    {"id": "vault-a", "title": "Vault", "text": "The vault code is 4711.", "metadata": {"acl": ["team-a"]}},
+    {"id": "vault-b", "title": "Vault", "text": "The vault code is 9922.", "metadata": {"acl": "team-b"}},
+    {
+        "id": "vault-ab",
+        "title": "Vault",
+        "text": "The vault code list is kept by both teams.",
+        "metadata": {"acl": ["team-a", "team-b"]},
+    },
+]
+
+
+@dataclass
+class User:
+    """What a LangGraph server puts in config["configurable"]["langgraph_auth_user"] after authentication."""
+
+    identity: str
+    permissions: list[str] = field(default_factory=list)
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory, tiny_embedder_dir):
+    return build_tiny_index(tmp_path_factory.mktemp("acl-index"), tiny_embedder_dir, [*DOCS, *SECRETS])
+
+
+@pytest.fixture(autouse=True)
+def _keyword_evaluator(monkeypatch):
+    use_keyword_evaluator(monkeypatch)
+
+
+def ask(index, user: User | None, filters=None, **settings):
+    config = {"configurable": {"graph_id": "cragraph", "langgraph_auth_user": user}} if user else {}
+    request = {"question": QUESTION, **({"filters": filters} if filters else {})}
+    values = {"upper": -1.0, "lower": -1.0, "debug": True, **settings}
+    return graph.invoke(request, config, context=context(index, **values))
+
+
+def seen(result) -> str:
+    return json.dumps(result, ensure_ascii=False)  # answer, citations, evidence, trace and debug passages
+
+
+ALL_PATHS = {"prf": True, "entity_retrieval": True, "multi_query": True, "query_class_alpha": True}
+
+
+@pytest.mark.parametrize("paths", [{}, ALL_PATHS, {"multihop": "always"}, {"retrieval_mode": "dense"}])
+def test_two_callers_asking_the_same_question_see_different_documents(index, paths):
+    alice = ask(index, User("alice", ["acl:team-a"]), **paths)
+    bob = ask(index, User("bob", ["acl:team-b", "threads:read"]), **paths)
+    assert "4711" in seen(alice) and "9922" not in seen(alice) and "vault-b" not in seen(alice)
+    assert "9922" in seen(bob) and "4711" not in seen(bob) and "vault-a#" not in seen(bob)
+    assert "kept by both teams" in seen(alice) + seen(bob)
+
+
+def test_an_anonymous_server_caller_sees_public_documents_and_the_operator_everything(index):
+    anonymous = ask(index, User("anonymous"))
+    assert not any(code in seen(anonymous) for code in ("4711", "9922", "both teams"))
+    operator = ask(index, None)  # the operator's own process: no server, no restriction
+    assert "4711" in seen(operator) or "9922" in seen(operator)
+
+    def chunks(result):
+        return next(e for e in result["trace"] if e["node"] == "retrieve")["counts"]["index_chunks"]
+
+    assert chunks(anonymous) == chunks(operator) - len(SECRETS)  # hidden documents are not even counted
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [
+        {"acl": "team-b"},
+        {"acl": ["team-b"]},
+        {"doc_id": "vault-b"},
+        {"doc_id": ["vault-a", "vault-b"]},
+        {"id": {"prefix": "vault-b"}},
+    ],
+)
+def test_a_forged_filter_only_narrows(index, filters):
+    alice = ask(index, User("alice", ["acl:team-a"]), filters=filters, **ALL_PATHS)
+    assert "9922" not in seen(alice)
+
+
+def test_access_cannot_come_from_the_context_or_the_input(index):
+    with pytest.raises(ValueError, match="unknown Context fields: 'acl'"):
+        client_context({"acl": ["team-b"]})
+    alice = graph.invoke(
+        {"question": QUESTION, "acl": ["team-b"], "permissions": ["acl:team-b"]},  # not input fields: ignored
+        {
+            "configurable": {
+                "graph_id": "cragraph",
+                "langgraph_auth_user": User("alice", ["acl:team-a"]),
+                "acl": ["team-b"],
+            }
+        },
+        context=context(index, upper=-1.0, lower=-1.0, debug=True),
+    )
+    assert "9922" not in seen(alice)
+
+
+def test_labels_and_row_sets(index):
+    assert labels_of(["a", " b ", "", 3]) == {"a", "b"} and labels_of("x") == {"x"} and labels_of(None) == set()
+    assert caller_labels(["acl:a", "acl:", "threads:read", 7, "acl: b"]) == {"a", "b"}
+    bundle = load_bundle(str(index))
+    every = visible_rows(bundle, frozenset({"team-a", "team-b"}))
+    public = visible_rows(bundle, frozenset())
+    assert visible_rows(bundle, None) is None and len(every) == len(bundle.docstore) == len(public) + 3
+    assert restrict(None, public) is public and restrict(np.array([0, 999]), None).tolist() == [0, 999]
+    assert restrict(np.array([999]), public).tolist() == []
