@@ -186,7 +186,8 @@ def _load_file(path: Path, doc_id: str) -> list[tuple[int | None, Document | str
 
 def _title_from_stem(path: Path) -> str:
     """"radium_institute.txt" -> "radium institute": a title BM25 and the embedder can read."""
-    return " ".join(re.split(r"[_\-\s]+", path.stem)).strip() or path.stem
+    stem = printable_path(path.stem)  # a non-UTF-8 name must not put a lone surrogate into the title
+    return " ".join(re.split(r"[_\-\s]+", stem)).strip() or stem
 
 
 def read_text(path: Path) -> str:

@@ -89,6 +89,7 @@ def test_a_non_utf8_file_name_is_indexed_under_an_escaped_id(tmp_path: Path) -> 
     for doc in result.documents:
         doc.id.encode("utf-8")
         doc.metadata["source"].encode("utf-8")
+        doc.title.encode("utf-8")  # the title comes from the name too (found by tests/fuzz)
 
 
 # ---- JSONL -------------------------------------------------------------------------------------------------
