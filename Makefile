@@ -8,7 +8,7 @@ export TRANSFORMERS_OFFLINE := 1
 export OMP_NUM_THREADS ?= 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test lint
+.PHONY: install demo test lint fuzz crash-test
 
 install: $(STAMP)
 
@@ -29,6 +29,15 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest -q
+
+# The long fuzz run (issue 14): the same properties as the fixed-seed run in `make test`, about 10x the cases,
+# random seeds; prints cases, crashes and documents lost per target (FUZZ_SCALE multiplies the case counts).
+fuzz: install
+	CRAGRAPH_FUZZ_PROFILE=long $(BIN)/python -m pytest -q tests/fuzz -p no:cacheprovider
+
+# kill -9 of `cragraph index` at random moments, 20 times, then two concurrent writers (issue 14).
+crash-test: install
+	$(BIN)/python tests/reliability/kill_index.py --rounds 20
 
 lint: install
 	$(BIN)/ruff check .

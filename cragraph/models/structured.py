@@ -20,18 +20,29 @@ _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)\s*```", re.DOTALL)
 
 
 def extract_json(reply: str) -> object:
-    """The JSON value of a reply: bare, inside one ``` fence, or the first {...} object in the text."""
+    """The JSON value of a reply: bare, inside one ``` fence, or the first {...} object in the text.
+
+    Raises ValueError (json.JSONDecodeError included) when there is none."""
     text = reply.strip()
     fenced = _FENCE.search(text)
     if fenced:
         text = fenced.group(1)
     try:
-        return json.loads(text)
+        return _loads(text)
     except ValueError:
         start, end = text.find("{"), text.rfind("}")
         if start < 0 or end <= start:
             raise
-        return json.loads(text[start : end + 1])
+        return _loads(text[start : end + 1])
+
+
+def _loads(text: str) -> object:
+    """json.loads with its one undocumented failure, RecursionError on deeply nested input ("[" * 100_000 from a
+    model stuck in a loop), turned into the ValueError every caller handles."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
 
 
 def ask_structured(
