@@ -13,6 +13,7 @@ TOP_LEVEL = ("graph", "nodes", "evaluators", "prompts", "stores", "cragraph")
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("cragraph.__main__",),
     ("cragraph.cli",),
+    ("cragraph.auth",),
     ("cragraph.bench",),
     ("graph",),
     ("nodes",),

@@ -1,0 +1,80 @@
+"""Server authentication (LangGraph custom auth): an API key names the caller and the document labels it may see.
+
+Off by default. To turn it on, add to langgraph.json:
+    "auth": {"path": "./cragraph/auth.py:auth", "disable_studio_auth": true}
+and give the server CRAGRAPH_API_KEYS: a JSON object, inline or in a file the variable names,
+    {"<key>": {"identity": "alice", "acl": ["team-a"]}, "<other key>": {"identity": "bob", "acl": ["team-b"]}}
+A request carries its key as `x-api-key: <key>` (or `Authorization: Bearer <key>`); a missing or unknown key is
+a 401. The caller's labels become its permissions "acl:<label>", which the graph reads from the server (never
+from a run's context, input or filters) to search only the public documents and those sharing a label
+(cragraph/retrieval/access.py). Threads are private to the caller who made them, so one caller cannot read
+another's answers. `disable_studio_auth` keeps `langgraph dev`'s Studio shortcut (a header that skips this
+handler) from bypassing it.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from langgraph_sdk import Auth
+
+from cragraph.retrieval.access import PERMISSION_PREFIX, labels_of
+
+KEYS_ENV = "CRAGRAPH_API_KEYS"
+
+auth = Auth()
+
+
+def load_keys(raw: str | None = None) -> dict[str, dict[str, Any]]:
+    """The operator's key table from CRAGRAPH_API_KEYS (inline JSON or a file path); refused when malformed."""
+    raw = os.environ.get(KEYS_ENV, "") if raw is None else raw
+    text = raw.strip()
+    if text and text[0] not in "{[":  # otherwise a path to the JSON file
+        text = Path(text).read_text(encoding="utf-8")
+    table = json.loads(text) if text else {}
+    if not isinstance(table, dict) or not all(
+        isinstance(key, str) and key and isinstance(entry, dict) and isinstance(entry.get("identity"), str)
+        for key, entry in table.items()
+    ):
+        raise ValueError(f'{KEYS_ENV} must be a JSON object {{"<key>": {{"identity": "...", "acl": [...]}}}}')
+    return table
+
+
+def user_for(key: str, table: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """The user a key names (every key compared in constant time), or None."""
+    found = None
+    for known, entry in table.items():
+        if hmac.compare_digest(known.encode("utf-8"), key.encode("utf-8")):
+            found = entry
+    if found is None:
+        return None
+    labels = sorted(labels_of(found.get("acl")))
+    return {"identity": found["identity"], "permissions": [PERMISSION_PREFIX + label for label in labels]}
+
+
+@auth.authenticate
+async def authenticate(headers: dict[bytes, bytes]) -> dict[str, Any]:
+    """The caller named by the request's API key; a 401 without a known one."""
+    key = (headers.get(b"x-api-key") or b"").decode("utf-8", "replace").strip()
+    if not key:
+        bearer = (headers.get(b"authorization") or b"").decode("utf-8", "replace").strip()
+        key = bearer[7:].strip() if bearer.lower().startswith("bearer ") else ""
+    user = user_for(key, load_keys()) if key else None
+    if user is None:
+        raise Auth.exceptions.HTTPException(status_code=401, detail="a known API key is required (x-api-key)")
+    return user
+
+
+@auth.on.threads
+async def own_threads(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
+    """A caller reads, runs and lists only the threads it created (marked with its identity)."""
+    owner = {"owner": ctx.user.identity}
+    if isinstance(value, dict):
+        metadata = value.setdefault("metadata", {})
+        if isinstance(metadata, dict):
+            metadata.update(owner)
+    return owner

@@ -1,0 +1,115 @@
+"""Per-document access control through `langgraph dev` with cragraph/auth.py registered: two API keys, the same
+question, different documents; no key is a 401; a forged filter, context or configurable does not widen access;
+one caller cannot read the other's thread."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+
+import pytest
+
+from cragraph.cli.agent import server_command, server_env
+from tests.fixtures.graph import DOCS, build_tiny_index
+from tests.server.test_dev_server import ROOT, _wait_until_up, free_port
+
+pytestmark = pytest.mark.server
+KEYS = {"key-alice": {"identity": "alice", "acl": ["team-a"]}, "key-bob": {"identity": "bob", "acl": "team-b"}}
+SECRETS = [
+    {"id": "vault-a", "title": "Vault", "text": "The vault code is 4711.", "metadata": {"acl": ["team-a"]}},
+    {"id": "vault-b", "title": "Vault", "text": "The vault code is 9922.", "metadata": {"acl": ["team-b"]}},
+]
+QUESTION = {"question": "What is the vault code?"}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, tiny_embedder_dir):
+    folder = tmp_path_factory.mktemp("access-server")
+    index = build_tiny_index(folder, tiny_embedder_dir, [*DOCS, *SECRETS])
+    config = json.loads((ROOT / "langgraph.json").read_text(encoding="utf-8"))
+    config["dependencies"] = [str(ROOT)]
+    config["graphs"] = {name: str(ROOT / spec.removeprefix("./")) for name, spec in config["graphs"].items()}
+    config["auth"] = {"path": str(ROOT / "cragraph" / "auth.py") + ":auth", "disable_studio_auth": True}
+    (folder / "langgraph.json").write_text(json.dumps(config), encoding="utf-8")
+    port = free_port()
+    command = server_command(port)
+    command[command.index("--config") + 1] = str(folder / "langgraph.json")
+    env = server_env(str(index))
+    env.update(
+        {
+            "CRAGRAPH_EMBEDDER": str(tiny_embedder_dir),
+            "CRAGRAPH_EVALUATOR": "cosine",
+            "CRAGRAPH_WEB_SEARCH": "false",
+            "CRAGRAPH_UPPER": "-1.0",
+            "CRAGRAPH_LOWER": "-1.0",
+            "CRAGRAPH_DEBUG": "true",
+            "CRAGRAPH_API_KEYS": json.dumps(KEYS),
+            "OMP_NUM_THREADS": "1",
+        }
+    )
+    with open(folder / "server.log", "w+b") as log:
+        process = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        try:
+            yield _wait_until_up(process, f"http://127.0.0.1:{port}", log)
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGINT)
+                try:
+                    process.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    os.killpg(process.pid, signal.SIGKILL)
+                    process.wait()
+
+
+def test_two_callers_see_their_own_documents_and_threads(server):
+    asyncio.run(_callers(server))
+
+
+async def _run(client, payload: dict, **kwargs) -> tuple[str, str]:
+    thread = await client.threads.create()
+    values, errors = None, []
+    async for part in client.runs.stream(
+        thread["thread_id"], "cragraph", input=payload, stream_mode="values", **kwargs
+    ):
+        if part.event == "error":
+            errors.append(part.data)
+        elif part.event == "values":
+            values = part.data
+    assert not errors and values is not None, errors
+    return thread["thread_id"], json.dumps(values)
+
+
+async def _callers(url: str) -> None:
+    import httpx
+    from langgraph_sdk import get_client
+
+    alice = get_client(url=url, api_key="key-alice")
+    bob = get_client(url=url, api_key="key-bob")
+    alice_thread, seen_by_alice = await _run(alice, QUESTION)
+    _, seen_by_bob = await _run(bob, QUESTION)
+    assert "4711" in seen_by_alice and "9922" not in seen_by_alice
+    assert "9922" in seen_by_bob and "4711" not in seen_by_bob
+
+    _, forged = await _run(
+        alice,
+        {**QUESTION, "filters": {"acl": "team-b"}},
+        config={"configurable": {"langgraph_auth_user": {"identity": "bob", "permissions": ["acl:team-b"]}}},
+    )
+    assert "9922" not in forged
+    _, forged_filter = await _run(alice, {**QUESTION, "filters": {"doc_id": "vault-b"}})
+    assert "9922" not in forged_filter
+
+    async with httpx.AsyncClient() as http:
+        assert (await http.post(f"{url}/threads", json={})).status_code in (401, 403)
+        wrong = await http.post(f"{url}/threads", json={}, headers={"x-api-key": "key-mallory"})
+        assert wrong.status_code in (401, 403)
+        studio = await http.post(f"{url}/threads", json={}, headers={"x-auth-scheme": "langsmith"})
+        assert studio.status_code in (401, 403)  # the Studio shortcut does not bypass the keys
+    with pytest.raises(Exception, match="not found"):  # langgraph-sdk's NotFoundError: the thread is hidden
+        await bob.threads.get_state(alice_thread)
+    assert "4711" in json.dumps(await alice.threads.get_state(alice_thread))  # its owner still reads it

@@ -1,0 +1,39 @@
+"""cragraph/auth.py: the operator's key table and what a key turns into (identity, "acl:<label>" permissions)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from langgraph_sdk import Auth
+
+from cragraph.auth import KEYS_ENV, authenticate, load_keys, user_for
+
+TABLE = {"k-alice": {"identity": "alice", "acl": ["team-a", "hr"]}, "k-bob": {"identity": "bob", "acl": "team-b"}}
+
+
+def test_keys_inline_or_from_a_file_and_malformed_ones_refused(tmp_path):
+    assert load_keys(json.dumps(TABLE)) == TABLE and load_keys("") == {}
+    path = tmp_path / "keys.json"
+    path.write_text(json.dumps(TABLE), encoding="utf-8")
+    assert load_keys(str(path)) == TABLE
+    for bad in ('["k"]', '{"k": "alice"}', '{"k": {"acl": ["a"]}}', '{"": {"identity": "x"}}'):
+        with pytest.raises(ValueError, match=KEYS_ENV):
+            load_keys(bad)
+
+
+def test_a_key_names_its_user_and_labels():
+    assert user_for("k-alice", TABLE) == {"identity": "alice", "permissions": ["acl:hr", "acl:team-a"]}
+    assert user_for("k-bob", TABLE) == {"identity": "bob", "permissions": ["acl:team-b"]}
+    assert user_for("k-alic", TABLE) is None and user_for("", TABLE) is None
+
+
+def test_the_handler_takes_the_key_from_either_header_and_refuses_others(monkeypatch):
+    monkeypatch.setenv(KEYS_ENV, json.dumps(TABLE))
+    assert asyncio.run(authenticate({b"x-api-key": b"k-bob"}))["identity"] == "bob"
+    assert asyncio.run(authenticate({b"authorization": b"Bearer k-alice"}))["identity"] == "alice"
+    for headers in ({}, {b"x-api-key": b"nope"}, {b"authorization": b"Basic k-alice"}):
+        with pytest.raises(Auth.exceptions.HTTPException) as refused:
+            asyncio.run(authenticate(headers))
+        assert refused.value.status_code == 401
