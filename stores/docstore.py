@@ -204,9 +204,10 @@ def check_filters(filters: Any) -> None:
         raise FilterError(f"filters must be a mapping of field -> value, e.g. {{'language': 'en'}}; got "
                           f"{type(filters).__name__} {_short(filters)}")
     for key, value in filters.items():
-        if not isinstance(key, str) or not key or '"' in key or "\\" in key or not _is_unicode(key):
-            raise FilterError(f"filter field {_short(key)} must be a non-empty string without quotes or "
-                              f"backslashes")
+        if (not isinstance(key, str) or not key or '"' in key or "\\" in key or not _is_unicode(key)
+                or any(ord(char) < 32 for char in key)):  # NUL ends SQLite's JSON path: "JSON path error"
+            raise FilterError(f"filter field {_short(key)} must be a non-empty string without quotes, "
+                              f"backslashes or control characters")
         if isinstance(value, list | tuple | set | frozenset):
             for item in value:
                 if isinstance(item, Mapping):

@@ -54,6 +54,8 @@ def test_a_list_of_prefixes_is_an_any_of(store: DocStore) -> None:
         ({"language": "a\udfffb"}, "Unicode"),
         ({'la"ng': "en"}, "quotes"),
         ({"": "en"}, "non-empty"),
+        ({"\x00": None}, "control characters"),  # found by `make fuzz`: sqlite3 "JSON path error"
+        ({"lang\nuage": "en"}, "control characters"),
         ({1: "en"}, "field 1"),
         ({"language": object()}, "object"),
     ],
