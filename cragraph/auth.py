@@ -1,12 +1,13 @@
 """Server authentication (LangGraph custom auth): an API key names the caller and the document labels it may see.
 
-Off by default. To turn it on, add to langgraph.json:
-    "auth": {"path": "./cragraph/auth.py:auth", "disable_studio_auth": true}
-and give the server CRAGRAPH_API_KEYS: a JSON object, inline or in a file the variable names,
+Registered in langgraph.json ("auth": {"path": "./cragraph/auth.py:auth", "disable_studio_auth": true}). The
+operator lists the keys in CRAGRAPH_API_KEYS: a JSON object, inline or in a file the variable names,
     {"<key>": {"identity": "alice", "acl": ["team-a"]}, "<other key>": {"identity": "bob", "acl": ["team-b"]}}
-A request carries its key as `x-api-key: <key>` (or `Authorization: Bearer <key>`); a missing or unknown key is
-a 401. The caller's labels become its permissions "acl:<label>", which the graph reads from the server (never
-from a run's context, input or filters) to search only the public documents and those sharing a label
+A request carries its key as `x-api-key: <key>` (langgraph-sdk's `get_client(api_key=...)`) or `Authorization:
+Bearer <key>`; once any key is configured, a missing or unknown key is a 401. With no keys configured every
+request is one anonymous caller without labels, who sees only the public (unlabelled) documents.
+A caller's labels become its permissions "acl:<label>", which the graph reads from the server (never from a
+run's context, input or filters) to search only the public documents and those sharing a label
 (cragraph/retrieval/access.py). Threads are private to the caller who made them, so one caller cannot read
 another's answers. `disable_studio_auth` keeps `langgraph dev`'s Studio shortcut (a header that skips this
 handler) from bypassing it.
@@ -25,6 +26,7 @@ from langgraph_sdk import Auth
 from cragraph.retrieval.access import PERMISSION_PREFIX, labels_of
 
 KEYS_ENV = "CRAGRAPH_API_KEYS"
+ANONYMOUS = "anonymous"
 
 auth = Auth()
 
@@ -63,7 +65,10 @@ async def authenticate(headers: dict[bytes, bytes]) -> dict[str, Any]:
     if not key:
         bearer = (headers.get(b"authorization") or b"").decode("utf-8", "replace").strip()
         key = bearer[7:].strip() if bearer.lower().startswith("bearer ") else ""
-    user = user_for(key, load_keys()) if key else None
+    table = load_keys()
+    if not table:  # no keys configured: one anonymous caller, who sees the public documents only
+        return {"identity": ANONYMOUS, "permissions": []}
+    user = user_for(key, table) if key else None
     if user is None:
         raise Auth.exceptions.HTTPException(status_code=401, detail="a known API key is required (x-api-key)")
     return user

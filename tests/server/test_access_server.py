@@ -32,7 +32,7 @@ def server(tmp_path_factory, tiny_embedder_dir):
     config = json.loads((ROOT / "langgraph.json").read_text(encoding="utf-8"))
     config["dependencies"] = [str(ROOT)]
     config["graphs"] = {name: str(ROOT / spec.removeprefix("./")) for name, spec in config["graphs"].items()}
-    config["auth"] = {"path": str(ROOT / "cragraph" / "auth.py") + ":auth", "disable_studio_auth": True}
+    config["auth"]["path"] = str(ROOT / config["auth"]["path"].removeprefix("./"))  # the project's registration
     (folder / "langgraph.json").write_text(json.dumps(config), encoding="utf-8")
     port = free_port()
     command = server_command(port)

@@ -37,3 +37,9 @@ def test_the_handler_takes_the_key_from_either_header_and_refuses_others(monkeyp
         with pytest.raises(Auth.exceptions.HTTPException) as refused:
             asyncio.run(authenticate(headers))
         assert refused.value.status_code == 401
+
+
+def test_without_keys_every_request_is_one_anonymous_caller_without_labels(monkeypatch):
+    monkeypatch.delenv(KEYS_ENV, raising=False)
+    assert asyncio.run(authenticate({})) == {"identity": "anonymous", "permissions": []}
+    assert asyncio.run(authenticate({b"x-api-key": b"anything"}))["permissions"] == []
