@@ -43,12 +43,15 @@ def caller_labels(permissions: Iterable[Any] | None) -> frozenset[str]:
 
 
 def visible_rows(bundle: Any, labels: frozenset[str] | None) -> np.ndarray | None:
-    """Rows a caller with `labels` may see (sorted), or None when it may see everything."""
+    """Rows a caller with `labels` may see (sorted), or None when it may see every row."""
     if labels is None:
         return None
     public, by_label = _rows_by_label(bundle)
     parts = [public, *(by_label[label] for label in sorted(labels) if label in by_label)]
-    return np.unique(np.concatenate(parts)) if len(parts) > 1 else public
+    rows = np.unique(np.concatenate(parts)) if len(parts) > 1 else public
+    # Every row visible (an unlabelled index, or a caller holding every label): no restriction, so searches
+    # keep their fast unfiltered path.
+    return None if len(rows) == len(bundle.docstore) else rows
 
 
 def restrict(allowed: np.ndarray | None, visible: np.ndarray | None) -> np.ndarray | None:
