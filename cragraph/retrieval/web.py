@@ -117,7 +117,7 @@ def _score(value: Any) -> float:
     """Tavily's relevance score; anything not a finite number counts as 0."""
     try:
         score = float(value or 0.0)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an integer too large for a float (10**400)
         return 0.0
     return score if math.isfinite(score) else 0.0
 
