@@ -9,8 +9,9 @@ request is one anonymous caller without labels, who sees only the public (unlabe
 A caller's labels become its permissions "acl:<label>", which the graph reads from the server (never from a
 run's context, input or filters) to search only the public documents and those sharing a label
 (cragraph/retrieval/access.py). Threads are private to the caller who made them, so one caller cannot read
-another's answers. `disable_studio_auth` keeps `langgraph dev`'s Studio shortcut (a header that skips this
-handler) from bypassing it.
+another's answers, and with keys only the operator changes assistants (which every caller shares).
+`disable_studio_auth` keeps `langgraph dev`'s Studio shortcut (a header that skips this handler) from
+bypassing it.
 """
 
 from __future__ import annotations
@@ -83,3 +84,13 @@ async def own_threads(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]
         if isinstance(metadata, dict):
             metadata.update(owner)
     return owner
+
+
+@auth.on.assistants.create
+@auth.on.assistants.update
+@auth.on.assistants.delete
+async def shared_assistants(ctx: Auth.types.AuthContext, value: Any) -> None:
+    """With API keys, assistants are the operator's: an assistant is shared by every caller, so one caller
+    changing its settings would change the others' runs. Without keys (one anonymous caller) Studio may."""
+    if load_keys():
+        raise Auth.exceptions.HTTPException(status_code=403, detail="assistants are managed by the operator")

@@ -110,6 +110,11 @@ async def _callers(url: str) -> None:
         assert wrong.status_code in (401, 403)
         studio = await http.post(f"{url}/threads", json={}, headers={"x-auth-scheme": "langsmith"})
         assert studio.status_code in (401, 403)  # the Studio shortcut does not bypass the keys
+    with pytest.raises(Exception, match="managed by the operator"):  # a shared assistant: not one caller's
+        await alice.assistants.create("cragraph", context={"upper": 1.0})
+    with pytest.raises(Exception, match="managed by the operator"):
+        shared = (await alice.assistants.search(graph_id="cragraph"))[0]["assistant_id"]  # reading is allowed
+        await alice.assistants.update(shared, context={"upper": 1.0})
     with pytest.raises(Exception, match="not found"):  # langgraph-sdk's NotFoundError: the thread is hidden
         await bob.threads.get_state(alice_thread)
     assert "4711" in json.dumps(await alice.threads.get_state(alice_thread))  # its owner still reads it
