@@ -42,7 +42,7 @@ def test_correct_branch_refines_and_cites_the_index_chunk(index):
     assert nodes_run(result) == ["understand", "retrieve", "rerank", "grade", "refine", "select", "highlight", "answer"]
     assert not result["abstained"]
     assert result["citations"][0]["id"].startswith("volga"), result
-    assert result["answer"] == "Volga [1]"
+    assert result["answer"] in {"Volga [1]", "The Volga [1]"}
     assert "Caspian" in result["evidence"][0]["sentence"] and result["evidence"][0]["n"] == 1
     assert any("Caspian" in e["sentence"] for e in result["evidence"])
     json.dumps(result)  # the output (and so the state it came from) is JSON-serializable
