@@ -148,3 +148,22 @@ def test_qa_suite_subcommand_renders_only_from_finished_runs(tmp_path):
                               str(config.readme), "--data-root", str(tmp_path / "no-data")])
     assert args.run(args) == 0  # no data folder and no models needed to render
     assert "- crag Contains 0.500 < rank-bm25 0.600" in config.docs.read_text(encoding="utf-8")
+
+
+def test_the_suite_reads_xquad_from_its_held_back_half_only(tmp_path, monkeypatch):
+    import json
+
+    import pytest
+
+    from cragraph.bench.qa_suite import SuiteConfig
+    from cragraph.bench.training_data import xquad_part
+
+    config = SuiteConfig()
+    if not (config.data_root / "xquad_ru_zh_en" / "en").is_dir():
+        pytest.skip("benchmark data not found (a clone without ../shared/data)")
+    monkeypatch.setenv("CRAGRAPH_CACHE_DIR", str(tmp_path))
+    folder = config.folder("xquad_heldout/ru")
+    assert folder.is_relative_to(tmp_path)
+    assert config.folder("hotpotqa_migres200") == config.data_root / "hotpotqa_migres200"
+    rows = [json.loads(line) for line in (folder / "questions.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert rows and {xquad_part(r["supporting_ids"][0]) for r in rows} == {"test"}
