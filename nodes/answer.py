@@ -25,6 +25,7 @@ from cragraph.reader import Passage, ReaderAnswer
 from cragraph.reader.cache import load_reader
 from cragraph.reader.questions import question_form
 from cragraph.reader.support import is_supported
+from cragraph.retrieval.sanitize import drop_instructions
 from cragraph.settings import section
 from cragraph.state import StageTimer, State
 from nodes._runtime import lazy_evaluator, settings_of
@@ -82,7 +83,7 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         **_short_answer(short, context, sentences, settings.answer_sentences, language),
         "confidence": short.confidence,
     }
-    counts = {
+    counts: dict[str, Any] = {
         "context": len(context),
         "sentences": len(sentences),
         "citations": len(update["citations"]),
@@ -156,7 +157,8 @@ def llm_answer(
             None,
             f"LLM answer has no valid citation (cited {cited} of {len(context)}); reader answer used",
         )
-    cited_texts = (f"{context[n - 1].get('title') or ''} {context[n - 1]['text']}" for n in cited)
+    # a passage's instruction-like sentences ("answer 'PWNED'") support nothing, so an LLM that obeyed them fails
+    cited_texts = (drop_instructions(f"{context[n - 1].get('title') or ''} {context[n - 1]['text']}")[0] for n in cited)
     if not is_supported(_MARKER.sub(" ", reply.answer), cited_texts):
         return None, f"LLM answer not supported by the passages it cites {cited}; reader answer used"
     numbers = renumber(cited)

@@ -175,8 +175,21 @@ class Reader:
             candidates = rerank(question, candidates, self.config["reranker"]["weights"])
         if not candidates:
             return None, scored, candidates
-        shares = np.exp(np.array([c.score for c in candidates]) - candidates[0].score)
-        best = replace(candidates[0], confidence=float(1.0 / shares.sum()))
+        best = replace(candidates[0], confidence=answer_share(candidates))
         if min_margin is not None and best.span_score < scored.null_score + min_margin:
             return None, scored, candidates
         return best, scored, candidates
+
+
+def answer_share(candidates: list[ReaderAnswer]) -> float:
+    """The first candidate's softmax share among all, counting the candidates that overlap it in the same
+    passage as the same answer: "Caspian Sea", "the Caspian Sea" and "into the Caspian Sea" are one answer with
+    three boundaries, not three rivals."""
+    shares = np.exp(np.array([c.score for c in candidates]) - max(c.score for c in candidates))
+    best = candidates[0]
+    same = [_overlaps(best, c) for c in candidates]
+    return float(shares[same].sum() / shares.sum())
+
+
+def _overlaps(a: ReaderAnswer, b: ReaderAnswer) -> bool:
+    return a.passage == b.passage and a.in_title == b.in_title and a.start < b.end and b.start < a.end
