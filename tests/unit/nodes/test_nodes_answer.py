@@ -63,10 +63,15 @@ def test_reader_answer_is_the_short_span_cited_with_its_sentence_as_evidence():
 
 def test_citations_are_renumbered_when_the_answer_comes_from_a_later_passage():
     state = {**STATE, "question": "Which city stands on the Volga?", "selected": [CONTEXT[1], CONTEXT[0]]}
-    result = run(state, answer_sentences=1, answer_min_score=-1.0)
+    result = run(state, answer_sentences=1, answer_min_score=-1.0, answer_min_confidence=0.0)
     assert result["answer"] == "Kazan [1]"
     assert [c["id"] for c in result["citations"]] == ["https://example.org/kazan"]
-    swapped = run({**state, "selected": [CONTEXT[0], CONTEXT[1]]}, answer_sentences=1, answer_min_score=-1.0)
+    swapped = run(
+        {**state, "selected": [CONTEXT[0], CONTEXT[1]]},
+        answer_sentences=1,
+        answer_min_score=-1.0,
+        answer_min_confidence=0.0,
+    )
     assert swapped["answer"] == "Kazan [1]" and swapped["citations"][0]["id"] == "https://example.org/kazan"
 
 
