@@ -7,8 +7,10 @@ Lists that several nodes or loop rounds add to use reducers; everything else is 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
-from typing import Annotated, Any, Literal, NotRequired, TypedDict
+from collections.abc import Iterable, Mapping
+from typing import Annotated, Any, Literal, NotRequired
+
+from typing_extensions import TypedDict  # pydantic builds JSON schemas (Studio's form) only from this one before 3.12
 
 from evaluators.base import Grade
 
@@ -16,11 +18,31 @@ TRACE_LIMIT = 120  # trace records a run keeps: 30 re-retrieval rounds, the rest
 NOTE_LIMIT = 500  # characters of a trace note (a note quotes the query, which a caller controls)
 
 
+# Marks a run's first trace record: a thread's checkpoint keeps `trace` and `debug` between runs, and their
+# reducers only add, so without it a second question's output would carry the first run's records too.
+RUN_START = "run_start"
+
+
+def new_run(update: dict[str, Any], state: Mapping[str, Any]) -> dict[str, Any]:
+    """`update` (the first node's) with its first trace record marked RUN_START, and `debug` restarted when
+    the thread has one: the reducers then drop the thread's earlier runs."""
+    first, *rest = update["trace"]
+    update["trace"] = [{**first, RUN_START: True}, *rest]
+    if state.get("debug"):
+        update["debug"] = {**update.get("debug", {}), RUN_START: True}
+    return update
+
+
 def append_trace(left: list[dict[str, Any]] | None, right: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
     """Reducer for `trace`: appends, but keeps at most TRACE_LIMIT records, so a long loop cannot grow the state
     (and a checkpointer's copy of it per step) without bound; the oldest records beyond the limit are dropped
-    and counted in a first record {"node": "trace", "decision": "truncated", "counts": {"dropped": n}}."""
-    records = [*(left or []), *(right or [])]
+    and counted in a first record {"node": "trace", "decision": "truncated", "counts": {"dropped": n}}.
+    A record marked RUN_START in `right` drops everything before it (the thread's earlier runs)."""
+    right = list(right or [])
+    starts = [i for i, record in enumerate(right) if record.get(RUN_START)]
+    if starts:
+        left, right = [], right[starts[-1] :]
+    records = [*(left or []), *right]
     if len(records) <= TRACE_LIMIT:
         return records
     dropped = 0
@@ -41,8 +63,12 @@ def append_trace(left: list[dict[str, Any]] | None, right: list[dict[str, Any]] 
 
 
 def merge_dicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
-    """Reducer for `debug`: later stages add their keys beside earlier ones."""
-    return {**(left or {}), **(right or {})}
+    """Reducer for `debug`: later stages add their keys beside earlier ones; RUN_START in `right` drops the thread's
+    earlier runs' keys."""
+    right = dict(right or {})
+    if right.pop(RUN_START, False):
+        left = {}
+    return {**(left or {}), **right}
 
 
 class InputState(TypedDict):

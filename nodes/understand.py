@@ -18,7 +18,7 @@ from cragraph.models.structured import ask_structured
 from cragraph.policy import checked_question
 from cragraph.retrieval.analysis import QueryAnalysis, analyse
 from cragraph.retrieval.strategy import choose_strategy
-from cragraph.state import StageTimer, State
+from cragraph.state import StageTimer, State, new_run
 from nodes._runtime import bundle_of, settings_of
 from prompts.rewrite import Rewrites, rewrite_messages
 from prompts.route import RouteChoice, route_messages
@@ -34,8 +34,8 @@ def understand(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if state.get("recommend_only"):
         decision = f"recommend {strategy['name']} ({strategy['confidence']:.2f})"
         counts = {"alternatives": len(strategy["alternatives"])}
-        return {"language": language, "strategy": strategy, "analysis": analysis.as_dict(),
-                "trace": [timer.record(decision, counts, note=strategy["reason"])]}
+        return new_run({"language": language, "strategy": strategy, "analysis": analysis.as_dict(),
+                        "trace": [timer.record(decision, counts, note=strategy["reason"])]}, state)
     variants: list[str] = []
     keywords = analysis.keywords
     if settings.keyword_variant and keywords.lower() != question.lower():
@@ -67,7 +67,7 @@ def understand(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     }
     decision = f"route={route}, language={language}, {len(variants)} variants, strategy {strategy['name']}"
     update["trace"] = [timer.record(decision, {"variants": len(variants)}, scores, note)]
-    return update
+    return new_run(update, state)  # the first node of every run: this run's trace only
 
 
 def llm_rewrites(

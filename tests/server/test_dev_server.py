@@ -199,3 +199,27 @@ async def _refused(url: str) -> None:
         if part.event == "error"
     ]
     assert errors and "the question must be a string, not 42 (int)" in str(errors[0]), errors
+
+
+def test_schemas_are_served_and_a_threads_second_run_has_its_own_trace(server):
+    """Issue 16: assistants.get_schemas returns the input and output schemas (Studio's input form), and a second
+    question on the same thread returns that run's trace only."""
+    asyncio.run(_schemas_and_thread(server))
+
+
+async def _schemas_and_thread(url: str) -> None:
+    from langgraph_sdk import get_client
+
+    client = get_client(url=url)
+    assistant_id = (await client.assistants.search(graph_id="cragraph"))[0]["assistant_id"]
+    schemas = await client.assistants.get_schemas(assistant_id)
+    assert schemas["input_schema"] and schemas["input_schema"]["required"] == ["question"], schemas["input_schema"]
+    assert {"answer", "citations", "trace"} <= set(schemas["output_schema"]["properties"])
+    assert "upper" in schemas["context_schema"]["properties"]
+    thread = (await client.threads.create())["thread_id"]
+    _, first = await _stream(client, thread, assistant_id, {"question": "Which river flows into the Caspian?"}, None)
+    _, second = await _stream(client, thread, assistant_id, {"question": "Who discovered polonium?"}, None)
+    for values in (first, second):
+        nodes = [record["node"] for record in values["trace"]]
+        assert nodes[0] == "understand" and nodes.count("understand") == 1 and nodes.count("answer") == 1, nodes
+    assert (await client.threads.get_state(thread))["values"]["trace"] == second["trace"]
