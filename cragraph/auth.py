@@ -24,6 +24,7 @@ from typing import Any
 
 from langgraph_sdk import Auth
 
+from cragraph.policy import unknown_fields
 from cragraph.retrieval.access import PERMISSION_PREFIX, labels_of
 
 KEYS_ENV = "CRAGRAPH_API_KEYS"
@@ -86,11 +87,34 @@ async def own_threads(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]
     return owner
 
 
+def refuse_unknown_context(context: Any) -> None:
+    """A 422 naming each context key that is not a Context field, with the closest one. The server keeps only
+    the context schema's fields and drops the rest silently, so a typo ("multihopp") would run the default."""
+    if isinstance(context, dict):
+        problem = unknown_fields(context)
+        if problem:
+            raise Auth.exceptions.HTTPException(status_code=422, detail=problem)
+
+
+@auth.on.threads.create_run
+async def own_runs(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
+    """A run's context is checked for unknown fields (when the caller sent `context`; a `configurable` may carry
+    other keys), then the run is the thread owner's like any thread action (`own_threads`)."""
+    kwargs = value.get("kwargs") or {}
+    configurable = (kwargs.get("config") or {}).get("configurable") or {}
+    if configurable.get("__context_provided__"):
+        refuse_unknown_context(kwargs.get("context"))
+    return await own_threads(ctx, value)
+
+
 @auth.on.assistants.create
 @auth.on.assistants.update
 @auth.on.assistants.delete
 async def shared_assistants(ctx: Auth.types.AuthContext, value: Any) -> None:
     """With API keys, assistants are the operator's: an assistant is shared by every caller, so one caller
-    changing its settings would change the others' runs. Without keys (one anonymous caller) Studio may."""
+    changing its settings would change the others' runs. Without keys (one anonymous caller) Studio may, with
+    context fields that exist."""
+    if isinstance(value, dict):
+        refuse_unknown_context(value.get("context"))
     if load_keys():
         raise Auth.exceptions.HTTPException(status_code=403, detail="assistants are managed by the operator")

@@ -20,9 +20,10 @@ operator allows may be lowered by a client but never raised above the operator's
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from functools import cache
 from typing import Any, Literal, get_args, get_origin, get_type_hints
@@ -140,6 +141,25 @@ def refused_fields(context: Context, operator: Context, allowed: frozenset[str])
     return refused
 
 
+def unknown_fields(names: Iterable[str]) -> str | None:
+    """Why `names` are not all Context fields, each unknown one with the closest field ("multihopp" -> did you
+    mean 'multihop'?), or None when all are known. A typo must not fall back silently to the default."""
+    known = field_names()
+    unknown = sorted(set(names) - set(known))
+    if not unknown:
+        return None
+    shown = []
+    for name in unknown[:10]:
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+        shown.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    more = f" and {len(unknown) - 10} more" if len(unknown) > 10 else ""
+    return f"unknown Context fields: {', '.join(shown)}{more}"
+
+
+class UnknownSetting(ValueError):
+    """A caller named a setting that does not exist. A ValueError, so a LangGraph server returns its message."""
+
+
 class SettingRefused(ValueError):
     """A client set a field the operator keeps. A ValueError, so a LangGraph server returns its message (it
     masks other exception types as "An internal error occurred")."""
@@ -157,8 +177,16 @@ class ClientContext(Context):
     """
 
     def __init__(self, **values: Any) -> None:
+        problem = unknown_fields(values)
+        if problem:  # before the dataclass's own TypeError, which names one key and suggests nothing
+            raise UnknownSetting(problem)
         self._given = frozenset(values)  # read by __post_init__, which Context's __init__ calls
         super().__init__(**values)
+
+    @property
+    def given(self) -> frozenset[str]:
+        """The fields the client's dict named."""
+        return self._given
 
     def __post_init__(self) -> None:
         check_types(self)
@@ -179,10 +207,7 @@ class ClientContext(Context):
 
 
 def client_context(values: dict[str, Any]) -> ClientContext:
-    """A client's dict as a checked context; an unknown field is refused by name."""
-    unknown = sorted(set(values) - set(field_names()))
-    if unknown:
-        raise ValueError(f"unknown Context fields: {', '.join(map(repr, unknown[:10]))}")
+    """A client's dict as a checked context; an unknown field is refused by name, with the closest field."""
     return ClientContext(**values)
 
 

@@ -6,31 +6,54 @@ never from state, so state stays JSON-able and a server loads each model once.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+from langgraph.config import get_config
 
 from cragraph.context import Context
 from cragraph.models.embedder import canonical_name
-from cragraph.policy import ClientContext, check_types, client_context
+from cragraph.policy import ClientContext, UnknownSetting, check_types, client_context, field_names
 from cragraph.retrieval.access import caller_labels, visible_rows
 from evaluators.base import RelevanceEvaluator
 from evaluators.registry import load_evaluator
-from stores.bundle import IndexBundle, load_bundle
+from stores.bundle import BundleError, IndexBundle, load_bundle
 
 
 def settings_of(runtime: Any) -> Context:
     """The run's Context; a run started without one (Studio, a bare invoke) gets the defaults + env. A dict is a
-    client's and goes through the operator's allow-list; an operator's Context is only type-checked."""
+    client's and goes through the operator's allow-list; an operator's Context is only type-checked.
+
+    Settings come from the run's context only. A Context field in `config["configurable"]` (the pre-0.6 way,
+    e.g. `{"configurable": {"index": ...}}`) is refused, naming the fields, unless it is the server's mirror of
+    the run's context (a server copies a run's context into configurable, and a configurable-only run's
+    configurable into its context): silently running on the default index would answer from other documents."""
     context = getattr(runtime, "context", None) if runtime is not None else None
     if context is None:
         context = Context()
     if isinstance(context, dict):
-        return client_context(context)
-    if not isinstance(context, ClientContext):
+        context = client_context(context)
+    elif not isinstance(context, ClientContext):
         check_types(context)
+    _refuse_configurable_settings(context)
     return context
+
+
+def _refuse_configurable_settings(context: Context) -> None:
+    try:
+        configurable = get_config().get("configurable") or {}
+    except RuntimeError:  # a node called outside a graph run (tests, scripts)
+        return
+    given = context.given if isinstance(context, ClientContext) else frozenset()
+    stray = sorted(set(configurable) & set(field_names()) - given)
+    if stray:
+        raise UnknownSetting(
+            f"config['configurable'] sets {', '.join(stray)}, but settings are read from the run's context only: "
+            f"pass context=Context({stray[0]}=...) or set CRAGRAPH_{stray[0].upper()} in the environment"
+        )
 
 
 def caller_access(runtime: Any) -> frozenset[str] | None:
@@ -49,15 +72,39 @@ def visible_of(runtime: Any, bundle: IndexBundle) -> np.ndarray | None:
     return visible_rows(bundle, caller_access(runtime))
 
 
+class IndexUnavailable(ValueError, BundleError):
+    """The run's index cannot be used. A ValueError, so a LangGraph server returns its message to the client (it
+    masks a plain BundleError as "An internal error occurred"); still a BundleError for callers that catch one.
+    The message names paths as the settings give them and shortens absolute ones to their last part, since it
+    may reach a client who should not learn where the operator keeps files (the server log has the full one)."""
+
+
+# An absolute path inside a message (not a URL's path): its folders are dropped, its last part kept.
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.:/~-])/(?:[^\s'\"`;,()/]+/)*([^\s'\"`;,()/]+)")
+
+
+def shown_path(path: str) -> str:
+    """A path as a message may show it: relative as given, absolute as ".../<last part>"."""
+    return _ABSOLUTE_PATH.sub(r".../\1", path)
+
+
+def _client_message(message: str, index: str) -> str:
+    resolved = str(Path(index).expanduser().resolve())
+    return shown_path(message.replace(resolved, shown_path(index)))
+
+
 def bundle_of(settings: Context) -> IndexBundle:
-    """The index bundle, opened once per process; refuses an embedder other than the index's own."""
-    bundle = load_bundle(settings.index)
+    """The index bundle, opened once per process; refuses an embedder other than the index's own. A problem
+    (no index there, damaged, being written, another embedder) is an IndexUnavailable that says what to do."""
+    try:
+        bundle = load_bundle(settings.index)
+    except BundleError as error:
+        raise IndexUnavailable(_client_message(str(error), settings.index)) from error
     built_with = bundle.settings.embedder
     if settings.embedder and canonical_name(settings.embedder) != canonical_name(built_with):
-        raise ValueError(
+        raise IndexUnavailable(_client_message(
             f"the index at {settings.index} was built with embedder {built_with!r}, "
-            f"not {settings.embedder!r}; use its embedder or rebuild the index"
-        )
+            f"not {settings.embedder!r}; use its embedder or rebuild the index", settings.index))
     return bundle
 
 

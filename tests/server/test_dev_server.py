@@ -7,11 +7,13 @@ small index built with the tiny test embedder (the graph's nodes only need an in
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -36,11 +38,27 @@ def free_port() -> int:
 def server(tmp_path_factory, tiny_embedder_dir):
     folder = tmp_path_factory.mktemp("server")
     index = build_tiny_index(folder, tiny_embedder_dir)
+    with dev_server(folder, index, tiny_embedder_dir) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def open_server(tmp_path_factory, tiny_embedder_dir):
+    """A single-user server (CRAGRAPH_CLIENT_SETTINGS=*): a client may set every field, the index included."""
+    folder = tmp_path_factory.mktemp("open-server")
+    index = build_tiny_index(folder, tiny_embedder_dir)
+    with dev_server(folder, index, tiny_embedder_dir, CRAGRAPH_CLIENT_SETTINGS="*") as url:
+        yield url
+
+
+@contextlib.contextmanager
+def dev_server(folder: Path, index: Path, embedder: Path, **extra_env: str) -> Iterator[str]:
+    """`langgraph dev` over `index` on a free port, in its own process group; yields its URL, then stops it."""
     port = free_port()
     env = server_env(str(index))
     env.update(
         {
-            "CRAGRAPH_EMBEDDER": str(tiny_embedder_dir),
+            "CRAGRAPH_EMBEDDER": str(embedder),
             "CRAGRAPH_EVALUATOR": "cosine",  # on the tiny embedder: the plumbing is under test, not the grades
             "CRAGRAPH_WEB_SEARCH": "false",
             "CRAGRAPH_MAX_RETRIEVAL_ROUNDS": "1",
@@ -49,6 +67,7 @@ def server(tmp_path_factory, tiny_embedder_dir):
             # unless a run's context says otherwise (which the test does to reach refine).
             "CRAGRAPH_UPPER": "1.0",
             "CRAGRAPH_LOWER": "1.0",
+            **extra_env,
         }
     )
     env.pop("TAVILY_API_KEY", None)
@@ -223,3 +242,49 @@ async def _schemas_and_thread(url: str) -> None:
         nodes = [record["node"] for record in values["trace"]]
         assert nodes[0] == "understand" and nodes.count("understand") == 1 and nodes.count("answer") == 1, nodes
     assert (await client.threads.get_state(thread))["values"]["trace"] == second["trace"]
+
+
+def test_a_typo_in_a_context_key_is_refused_naming_the_closest_field(server):
+    """Issue 16: the server keeps only the context schema's fields, so `multihopp` ran with the default."""
+    asyncio.run(_typo(server))
+
+
+async def _typo(url: str) -> None:
+    from langgraph_sdk import get_client
+
+    client = get_client(url=url)
+    assistant_id = (await client.assistants.search(graph_id="cragraph"))[0]["assistant_id"]
+    thread = (await client.threads.create())["thread_id"]
+    with pytest.raises(httpx.HTTPStatusError) as refused:
+        async for _ in client.runs.stream(thread, assistant_id, input={"question": "Which river?"},
+                                          context={"multihopp": "always"}):
+            pass
+    assert refused.value.response.status_code == 422
+    assert "unknown Context fields: 'multihopp' (did you mean 'multihop'?)" in refused.value.response.text
+    with pytest.raises(httpx.HTTPStatusError, match="did you mean 'upper'"):
+        await client.assistants.create("cragraph", context={"upperr": 0.3})
+    question = {"question": "Which river?"}
+    done = await client.runs.wait(thread, assistant_id, input=question, context={"multihop": "never"})
+    assert done["trace"][0]["node"] == "understand"
+
+
+def test_a_bad_index_reaches_the_client_with_its_message_and_no_machine_path(open_server, tmp_path):
+    """Issue 16: a BundleError came back as 'An internal error occurred'; the operator's folders stay hidden."""
+    asyncio.run(_bad_index(open_server, tmp_path / "nowhere" / "idx"))
+
+
+async def _bad_index(url: str, missing: Path) -> None:
+    from langgraph_sdk import get_client
+
+    client = get_client(url=url)
+    assistant_id = (await client.assistants.search(graph_id="cragraph"))[0]["assistant_id"]
+    thread = (await client.threads.create())["thread_id"]
+    errors = [
+        part.data
+        async for part in client.runs.stream(thread, assistant_id, input={"question": "Which river?"},
+                                             context={"index": str(missing)})
+        if part.event == "error"
+    ]
+    assert errors and errors[0]["error"] == "IndexUnavailable", errors
+    assert errors[0]["message"].startswith("no index at .../idx; build one with `cragraph index"), errors
+    assert str(missing.parent) not in errors[0]["message"]

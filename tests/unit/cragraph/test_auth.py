@@ -43,3 +43,26 @@ def test_without_keys_every_request_is_one_anonymous_caller_without_labels(monke
     monkeypatch.delenv(KEYS_ENV, raising=False)
     assert asyncio.run(authenticate({})) == {"identity": "anonymous", "permissions": []}
     assert asyncio.run(authenticate({b"x-api-key": b"anything"}))["permissions"] == []
+
+
+def test_a_runs_unknown_context_key_is_a_422_naming_the_closest_field(monkeypatch):
+    """The server keeps only the context schema's fields, so the auth handler is where a typo can be refused."""
+    from cragraph.auth import own_runs, shared_assistants
+
+    monkeypatch.delenv(KEYS_ENV, raising=False)
+    user = Auth.types.AuthContext(user=_User("anonymous"), permissions=[], resource="threads", action="create_run")
+    sent = {"kwargs": {"context": {"multihopp": "always"}, "config": {"configurable": {"__context_provided__": True}}}}
+    with pytest.raises(Auth.exceptions.HTTPException) as refused:
+        asyncio.run(own_runs(user, sent))
+    assert refused.value.status_code == 422 and "did you mean 'multihop'" in refused.value.detail
+    fine = {"kwargs": {"context": {"multihop": "always"}, "config": {"configurable": {"__context_provided__": True}}}}
+    assert asyncio.run(own_runs(user, fine)) == {"owner": "anonymous"}
+    other_keys = {"kwargs": {"context": {"user_id": "u"}, "config": {"configurable": {"user_id": "u"}}}}
+    assert asyncio.run(own_runs(user, other_keys)) == {"owner": "anonymous"}  # a configurable may carry any key
+    with pytest.raises(Auth.exceptions.HTTPException, match="upperr"):
+        asyncio.run(shared_assistants(user, {"context": {"upperr": 0.3}}))
+
+
+class _User:
+    def __init__(self, identity: str):
+        self.identity = identity
