@@ -27,9 +27,10 @@ class Encoded:
 
 
 def encode(tokenizer, question: str, context: str, max_len: int) -> Encoded:
-    enc = tokenizer(
-        QUERY_PREFIX + question, context, truncation="only_second", max_length=max_len, return_offsets_mapping=True
-    )
+    """The pair's token ids and the context tokens' offsets; an over-long question is cut to half of max_len, so
+    the context always keeps room (truncating only the context would fail on a question longer than max_len)."""
+    query = _cut(tokenizer, QUERY_PREFIX + question, max_len // 2)
+    enc = tokenizer(query, context, truncation="only_second", max_length=max_len, return_offsets_mapping=True)
     seq = enc.sequence_ids()
     offsets = np.array(enc["offset_mapping"], dtype=np.int32)
     in_context = np.array([s == 1 for s in seq])
@@ -37,6 +38,11 @@ def encode(tokenizer, question: str, context: str, max_len: int) -> Encoded:
     idx = np.flatnonzero(in_context)
     start, end = (int(idx[0]), int(idx[-1]) + 1) if len(idx) else (len(seq), len(seq))
     return Encoded(np.array(enc["input_ids"], dtype=np.int64), offsets, start, end)
+
+
+def _cut(tokenizer, text: str, max_tokens: int) -> str:
+    offsets = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+    return text if len(offsets) <= max_tokens else text[: offsets[max_tokens - 1][1]]
 
 
 def answer_char_spans(
