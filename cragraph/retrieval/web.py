@@ -10,6 +10,8 @@ from __future__ import annotations
 import ipaddress
 import math
 import os
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
@@ -20,6 +22,7 @@ from cragraph.retrieval.sanitize import clean_title, drop_instructions, redact_s
 
 API_KEY_ENV = "TAVILY_API_KEY"
 BASE_URL_ENV = "TAVILY_BASE_URL"
+DEADLINE_SLACK_S = 0.5  # past the web timeout before a whole call counts as hung
 
 
 class WebSearchError(Exception):
@@ -61,7 +64,8 @@ class WebSearchClient:
         session.trust_env = not _is_loopback(self.base_url)  # no proxy between us and a local endpoint
         client = TavilyClient(api_key=self.api_key, api_base_url=self.base_url, session=session)
         try:
-            reply = client.search(query, max_results=max_results, search_depth=search_depth, timeout=self.timeout_s)
+            reply = _within(self.timeout_s, lambda: client.search(
+                query, max_results=max_results, search_depth=search_depth, timeout=self.timeout_s))
         except tavily_errors.TimeoutError as error:
             raise WebSearchError("timeout", f"no answer within {self.timeout_s:g} s") from error
         # tavily's own errors carry the remote body (which a hostile endpoint can fill with anything, the key
@@ -86,6 +90,28 @@ class WebSearchClient:
         finally:
             client.close()
         return parse_results(reply)
+
+
+def _within(seconds: float, call: Callable[[], Any]) -> Any:
+    """call() bounded as a whole: requests' timeout bounds each read, so an endpoint that drips a byte now and
+    then would hold the run for as long as it likes. The call runs on a daemon thread; past the deadline the run
+    goes on with a timeout error and the thread ends when the connection does."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = call()
+        except BaseException as error:  # handed to the caller's except clauses below
+            box["error"] = error
+
+    worker = threading.Thread(target=run, name="web-search", daemon=True)
+    worker.start()
+    worker.join(seconds + DEADLINE_SLACK_S)
+    if worker.is_alive():
+        raise TimeoutError(f"no complete answer within {seconds:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 def parse_results(reply: Any) -> list[WebResult]:

@@ -86,12 +86,6 @@ def test_a_10_mb_html_body_is_a_clear_error(server: _Server) -> None:
         server.content_type = "application/json"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cragraph/retrieval/web.py: timeout_s goes to requests as a per-read timeout, so a server that sends "
-    "a few bytes every 0.25 s is waited for until it ends (5 s here for a 1 s budget; hours for a hostile "
-    "endpoint). For web.py's owner: bound the whole call (e.g. stream the body against a deadline).",
-)
 def test_a_slow_drip_ends_within_the_time_budget(server: _Server) -> None:
     server.body, server.chunk, server.pause = DRIP.encode(), 4, 0.25  # ~25 chunks: ~6 s in all
     tally("web-http", cases=1)
