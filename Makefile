@@ -8,7 +8,7 @@ export TRANSFORMERS_OFFLINE := 1
 export OMP_NUM_THREADS ?= 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test lint fuzz crash-test
+.PHONY: install demo test lint fuzz crash-test load-test
 
 install: $(STAMP)
 
@@ -38,6 +38,10 @@ fuzz: install
 # kill -9 of `cragraph index` at random moments, 20 times, then two concurrent writers (issue 14).
 crash-test: install
 	$(BIN)/python tests/reliability/kill_index.py --rounds 20
+
+# 50 concurrent runs through langgraph-sdk against `langgraph dev` over the sample index (issue 14).
+load-test: demo
+	OMP_NUM_THREADS=1 $(BIN)/python tests/reliability/server_load.py --runs 50
 
 lint: install
 	$(BIN)/ruff check .
