@@ -9,8 +9,10 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +39,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     ask.add_argument("--index", default=DEFAULT_INDEX, help="bundle folder (default: %(default)s)")
     ask.add_argument("--trace", action="store_true", help="print the per-node trace table")
-    ask.add_argument("--json", action="store_true", help="print the whole output as JSON")
+    ask.add_argument("--json", action="store_true",
+                     help="print each question's whole output as one JSON object per line (JSON Lines)")
     ask.add_argument(
         "--web",
         action=argparse.BooleanOptionalAction,
@@ -78,7 +81,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     recommend.set_defaults(run=run_recommend)
 
     serve = commands.add_parser("serve", help="start the LangGraph dev server (API + Studio) on 127.0.0.1")
-    serve.add_argument("--port", type=int, default=2024)
+    serve.add_argument("--port", type=int, default=2024,
+                       help="port on 127.0.0.1 (default: %(default)s); a taken port is refused, not moved")
     serve.add_argument("--index", default=None, help="bundle folder the server answers from (CRAGRAPH_INDEX)")
     serve.add_argument("--reload", action="store_true", help="reload on code changes")
     serve.set_defaults(run=run_serve)
@@ -88,6 +92,7 @@ def build_context(args: argparse.Namespace) -> Any:
     from dataclasses import fields
 
     from cragraph.context import Context, parse_setting
+    from cragraph.policy import unknown_fields
 
     values: dict[str, Any] = {"index": args.index}
     if args.web is not None:
@@ -98,16 +103,28 @@ def build_context(args: argparse.Namespace) -> Any:
         values["llm_answer"] = args.llm_answer
     if args.evaluator:
         values["evaluator"] = args.evaluator
-    import typing
-
     hints = typing.get_type_hints(Context)
     known = {f.name for f in fields(Context)}
     for item in args.set:
         name, sep, raw = item.partition("=")
-        if not sep or name not in known:
-            raise ValueError(f"bad --set {item!r}: expected FIELD=VALUE with FIELD one of {', '.join(sorted(known))}")
-        values[name] = parse_setting(raw, hints[name], name)
+        name = name.strip()
+        if not sep:
+            raise ValueError(f"bad --set {item!r}: expected FIELD=VALUE, e.g. --set upper=0.3")
+        if name not in known:
+            raise ValueError(f"bad --set {item!r}: {unknown_fields([name])}")
+        try:
+            values[name] = parse_setting(raw, hints[name], name)
+        except ValueError as error:
+            raise ValueError(f"bad --set {item!r}: {name} expects {expected_kind(hints[name])} ({error})") from None
     return Context(**values)
+
+
+def expected_kind(kind: Any) -> str:
+    """A field's type as a person would ask for it in --set."""
+    if typing.get_origin(kind) is typing.Literal:
+        return "one of " + ", ".join(map(str, typing.get_args(kind)))
+    names = {bool: "true or false", int: "an integer", float: "a number", str: "text"}
+    return names.get(kind, "a JSON object")
 
 
 def run_ask(args: argparse.Namespace) -> int:
@@ -127,12 +144,13 @@ def run_ask(args: argparse.Namespace) -> int:
         raise ValueError("no question given: pass a question or --file FILE")
     filters = parse_filters(args.filter)
     for number, question in enumerate(questions):
-        if len(questions) > 1:
+        if len(questions) > 1 and not args.json:  # JSON Lines: one object per question, nothing between
             print(("\n" if number else "") + f"## {question}\n")
         request: dict[str, Any] = {"question": question}
         if filters:
             request["filters"] = filters
-        print_result(graph.invoke(request, context=context), args)
+        result = graph.invoke(request, context=context)
+        print_result({"question": question, **result} if args.json else result, args)
     return 0
 
 
@@ -168,8 +186,8 @@ def print_result(result: dict[str, Any], args: argparse.Namespace) -> None:
     sequences: JSON escapes every control and bidi character (`\\u001b`), the text form drops them."""
     from cragraph.retrieval.sanitize import without_controls as plain
 
-    if args.json:
-        print(_UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(result, ensure_ascii=False, indent=2)))
+    if args.json:  # one line: several results make JSON Lines
+        print(_UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(result, ensure_ascii=False)))
         return
     print(plain(result["answer"]))
     if result.get("citations"):
@@ -216,10 +234,30 @@ def server_env(index: str | None = None) -> dict[str, str]:
     return env
 
 
+def port_problem(port: int, host: str = "127.0.0.1") -> str | None:
+    """Why `port` cannot be served on, with a free one to use instead; None when it is free. `langgraph dev`
+    itself moves to another port when one is taken, which would make the URL and Studio link printed here wrong."""
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds: TIME_WAIT is free
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            reason = error.strerror or str(error)
+        else:
+            return None
+    with socket.socket() as spare:
+        spare.bind((host, 0))
+        free = spare.getsockname()[1]
+    return f"port {port} on {host} cannot be used ({reason}; another server?): pick another, e.g. --port {free}"
+
+
 def run_serve(args: argparse.Namespace) -> int:
     command = server_command(args.port, args.reload)
     if not Path(command[0]).exists():
         raise FileNotFoundError("`langgraph` not found: pip install 'langgraph-cli[inmem]'")
+    problem = port_problem(args.port)
+    if problem:
+        raise ValueError(problem)
     print(
         f"LangGraph dev server on http://127.0.0.1:{args.port} (Ctrl-C to stop); Studio: "
         f"https://smith.langchain.com/studio/?baseUrl=http://127.0.0.1:{args.port}",

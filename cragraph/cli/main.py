@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import logging
 import os
@@ -17,13 +18,25 @@ from cragraph.cli.plan import register as register_plan_commands
 from cragraph.cli.qa import add_eval_qa, add_eval_qa_suite
 from cragraph.cli.web import register as register_web_commands
 
+EXAMPLES = """examples:
+  cragraph index notes/ papers/ --index .cragraph/index   index folders of .md .txt .html .jsonl files
+  cragraph search "solar panels" -k 5                     ranked chunks with every score
+  cragraph ask "Who founded Helix Robotics?" --trace      an answer with citations and the per-node trace
+  cragraph ask "q1" "q2" --json                           one JSON object per question (JSON Lines)
+  cragraph ask "q" --set upper=0.3 --set multihop=always  any Context field for this run
+  cragraph serve --index .cragraph/index                  the LangGraph server and Studio on 127.0.0.1:2024
+  cragraph ask --help                                     every option of a command
+"""
+
 
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     parser = _parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # argparse would blame the top-level command; the command given has the usage that helps
+        _refuse_extra(parser, sys.argv[1:] if argv is None else argv, extra)
     if not getattr(args, "run", None):
         parser.print_help()
         return 2
@@ -44,8 +57,27 @@ def main(argv: list[str] | None = None) -> int:
         raise
 
 
+def _refuse_extra(parser: argparse.ArgumentParser, argv: list[str], extra: list[str]) -> None:
+    """Exit with the usage of the (sub)command the arguments name, and the closest option to a mistyped one."""
+    for token in argv:
+        commands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if commands and token in commands[0].choices:
+            parser = commands[0].choices[token]
+    options = [o for action in parser._actions for o in action.option_strings if o.startswith("--")]
+    hints = []
+    for item in extra:
+        close = difflib.get_close_matches(item.partition("=")[0], options, n=1, cutoff=0.6)
+        if item.startswith("-") and close:
+            hints.append(f"{item} (did you mean {close[0]}?)")
+        else:
+            hints.append(item)
+    parser.error(f"unrecognized arguments: {' '.join(hints)}")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cragraph", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="cragraph", description=__doc__, epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     commands = parser.add_subparsers(title="commands")
     register_agent_commands(commands)
     register_plan_commands(commands)
@@ -67,9 +99,10 @@ def _parser() -> argparse.ArgumentParser:
 
     search = commands.add_parser("search", help="ranked chunks for a question, with every score")
     search.add_argument("question")
-    search.add_argument("--index", default=DEFAULT_INDEX)
-    search.add_argument("--mode", choices=("hybrid", "bm25", "dense"), default="hybrid")
-    search.add_argument("-k", type=int, default=10)
+    search.add_argument("--index", default=DEFAULT_INDEX, help="bundle folder (default: %(default)s)")
+    search.add_argument("--mode", choices=("hybrid", "bm25", "dense"), default="hybrid",
+                        help="hybrid: BM25 and dense fused (default); bm25: keywords only; dense: embeddings only")
+    search.add_argument("-k", type=int, default=10, help="how many chunks to list (default: %(default)s)")
     search.add_argument("--filter", action="append", default=[], metavar="KEY=VALUE",
                         help="metadata filter; KEY=VALUE for equality, KEY=PREFIX* for a prefix "
                              "(e.g. category=cs.*); repeatable")
