@@ -148,6 +148,10 @@ class Context:
     )
     # ---- refine --------------------------------------------------------------------------------------------
     refine: bool = _setting(True, "Split kept passages into knowledge strips and drop the weak ones.")
+    refine_min_passages: int = _setting(
+        3, "Refine at least this many passages, the best graded, even below `lower` (with a correct or ambiguous "
+        "verdict), so the answer step reads more than the one or two passages the grader is sure of."
+    )
     strip_min_chars: int = mirrored(StripSettings, "min_chars")
     strip_max_chars: int = mirrored(StripSettings, "max_chars")
     strip_threshold: float = mirrored(StripSettings, "threshold")

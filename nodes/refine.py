@@ -17,7 +17,7 @@ from nodes._runtime import bundle_of, evaluator_of, settings_of
 def refine(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("refine")
     settings = settings_of(runtime)
-    kept_passages = [p for p in state.get("candidates", []) if p.get("grade", 1.0) >= settings.lower]
+    kept_passages = kept_for_refinement(state.get("candidates", []), settings.lower, settings.refine_min_passages)
     if not settings.refine:
         knowledge = [{**p, "strips": []} for p in kept_passages]
         return {
@@ -35,3 +35,11 @@ def refine(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         timer.record(f"kept {stats['strips_kept']} of {stats['strips']} strips", stats, stats.pop("scores"))
     ]
     return update
+
+
+def kept_for_refinement(candidates: list[dict[str, Any]], lower: float, at_least: int) -> list[dict[str, Any]]:
+    """The passages graded at least `lower`, topped up with the best-graded others to `at_least`, in rank order."""
+    grade = [p.get("grade", 1.0) for p in candidates]
+    best = sorted(range(len(candidates)), key=lambda i: -grade[i])[:at_least]
+    keep = {i for i in range(len(candidates)) if grade[i] >= lower} | set(best)
+    return [p for i, p in enumerate(candidates) if i in keep]
