@@ -56,18 +56,29 @@ class LLMGraderEvaluator(RelevanceEvaluator):
         self.graded = 0
         self.unparsed = 0
         self._lock = threading.Lock()
+        self._mine = threading.local()  # this thread's counts since take_counts: one node's scoring
 
     def reset_counters(self) -> None:
         with self._lock:
             self.graded = 0
             self.unparsed = 0
 
+    def take_counts(self) -> tuple[int, int]:
+        """(graded, unparsed) by the calling thread since its last call, then zero: what one node's scoring
+        produced, while other runs share this instance (the totals above mix them)."""
+        counts = (getattr(self._mine, "graded", 0), getattr(self._mine, "unparsed", 0))
+        self._mine.graded = self._mine.unparsed = 0
+        return counts
+
     def _score_batch(self, question: str, passages: list[str]) -> list[float]:
         prompts = [grade_messages(question, p[: self.max_passage_chars]) for p in passages]
         config: Any = {"max_concurrency": self.max_concurrency}
         replies = self.model.batch(prompts, config=config)
         grades = [parse_relevance(message_text(reply)) for reply in replies]
+        unparsed = sum(g is None for g in grades)
         with self._lock:
             self.graded += len(grades)
-            self.unparsed += sum(g is None for g in grades)
+            self.unparsed += unparsed
+        self._mine.graded = getattr(self._mine, "graded", 0) + len(grades)
+        self._mine.unparsed = getattr(self._mine, "unparsed", 0) + unparsed
         return [UNPARSED_SCORE if g is None else RELEVANCE_TO_SCORE[g] for g in grades]

@@ -7,6 +7,7 @@ the evaluator would compute, so they are used instead of embedding the passages 
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -19,8 +20,15 @@ from cragraph.models.embedder import canonical_name
 from cragraph.state import StageTimer, State
 from evaluators.base import grade as crag_grade
 from evaluators.cosine import CosineEvaluator, map_cosines
+from evaluators.llm_grader import LLMGraderEvaluator
+from evaluators.registry import load_evaluator
 from evaluators.thresholds import load_thresholds
 from nodes._runtime import bundle_of, evaluator_of, settings_of
+
+# More than this share of an LLM grader's replies unparsed: the grade is made by FALLBACK_EVALUATOR instead.
+UNPARSED_LIMIT = 0.5
+FALLBACK_EVALUATOR = "embedded"
+_log = logging.getLogger(__name__)
 
 
 def grade(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -38,7 +46,20 @@ def grade(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             return map_cosines(cosines, cosine.cos_lo, cosine.cos_hi).tolist()
         return evaluator.score(question, [passage_text(p) for p in candidates])
 
+    grader = evaluator if isinstance(evaluator, LLMGraderEvaluator) else None
+    if grader is not None:
+        grader.take_counts()  # start this node's count
     scores: list[float] = scores_for(state["question"]) if candidates else []
+    unparsed_note = ""
+    if grader is not None:
+        graded_n, unparsed = grader.take_counts()
+        if graded_n and unparsed / graded_n > UNPARSED_LIMIT:
+            # A grader whose replies cannot be read scores every passage -1 and the run abstains on everything.
+            evaluator = load_evaluator(FALLBACK_EVALUATOR)
+            scores = scores_for(state["question"])
+            unparsed_note = (f"; {unparsed} of {graded_n} replies of {grader.name} unparsed (over "
+                             f"{UNPARSED_LIMIT:.0%}): graded with {evaluator.name} instead")
+            _log.warning("grade: %s", unparsed_note[2:])
     upper, lower, origin = thresholds_for(settings, bundle)
     verdict = crag_grade(scores, upper, lower)
     # The verdict asks whether anything answers the question. A planned question's bridge passage answers a
@@ -53,7 +74,9 @@ def grade(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "above_upper": sum(s > upper for s in scores),
         "below_lower": sum(s < lower for s in scores),
     }
-    note = f"{evaluator.name}; upper={upper}, lower={lower} ({origin})"
+    if grader is not None:
+        counts["unparsed"] = unparsed
+    note = f"{evaluator.name}; upper={upper}, lower={lower} ({origin}){unparsed_note}"
     return {
         "candidates": graded,
         "grades": [float(s) for s in scores],
