@@ -18,7 +18,7 @@ from cragraph.planning.settings import PREFIX as MULTIHOP_PREFIX
 from cragraph.planning.settings import MultihopSettings
 from cragraph.retrieval.retriever import Fusion, Mode, RetrievalSettings
 from cragraph.retrieval.techniques import Techniques
-from cragraph.settings import default_of, mirrored
+from cragraph.settings import default_of, mirrored, model_setting
 from cragraph.settings import setting as _setting
 
 ENV_PREFIX = "CRAGRAPH_"
@@ -54,18 +54,18 @@ class Context:
         "head shipped in evaluators/weights), 'cosine' (calibrated similarity on the index's embedder), "
         "'t5:<model>', 'cross-encoder:<model>', 'llm:<provider:model>'. upper/lower are on its scale.",
     )
-    chat_model: str = _setting(
+    chat_model: str = model_setting(
         "embedded",
         "Chat model for every LLM stage unless a stage names its own: "
         "'embedded' (SmolLM2-135M, offline) or 'provider:model'.",
     )
-    rewrite_model: str = _setting(
+    rewrite_model: str = model_setting(
         "", "Chat model for query rewrites (understand, re-retrieve); empty = chat_model."
     )
-    web_query_model: str = _setting(
+    web_query_model: str = model_setting(
         "", "Chat model that turns the question into a web query; empty = chat_model."
     )
-    answer_model: str = _setting("", "Chat model that writes the answer; empty = chat_model.")
+    answer_model: str = model_setting("", "Chat model that writes the answer; empty = chat_model.")
     # ---- understand ----------------------------------------------------------------------------------------
     llm_rewrites: bool = _setting(
         False,
@@ -113,7 +113,7 @@ class Context:
     query2doc: bool = mirrored(Techniques, "query2doc")
     hyde: bool = mirrored(Techniques, "hyde")
     expansion_gate: float = mirrored(Techniques, "expansion_gate")
-    expansion_model: str = _setting("", "Chat model writing Query2Doc / HyDE passages; empty = chat_model.")
+    expansion_model: str = model_setting("", "Chat model writing Query2Doc / HyDE passages; empty = chat_model.")
     metadata_boost: dict[str, Any] = mirrored(Techniques, "metadata_boost")
     metadata_boost_weight: float = mirrored(Techniques, "metadata_boost_weight")
     category_boost: bool = mirrored(Techniques, "category_boost")
@@ -206,7 +206,7 @@ class Context:
     llm_route: bool = _setting(
         False, "With multihop=auto, let the chat model classify single vs multi-hop (invalid output: rules decide)."
     )
-    route_model: str = _setting("", "Chat model for the route classifier; empty = chat_model.")
+    route_model: str = model_setting("", "Chat model for the route classifier; empty = chat_model.")
     multihop_llm_decompose: bool = mirrored(MultihopSettings, "llm_decompose")
     multihop_decompose_model: str = mirrored(MultihopSettings, "decompose_model")
     multihop_llm_compile: bool = mirrored(MultihopSettings, "llm_compile")

@@ -22,6 +22,15 @@ def setting(default: Any, description: str, **metadata: Any) -> Any:
     return dataclasses.field(default=default, metadata=meta)
 
 
+# LangGraph's templates (react-agent) mark chat-model fields so Studio offers its model picker for them.
+STUDIO_MODEL_FIELD = {"__template_metadata__": {"kind": "llm"}}
+
+
+def model_setting(default: str, description: str) -> Any:
+    """A chat-model spec field (`provider:model`): a setting marked for Studio's model picker."""
+    return setting(default, description, json_schema_extra=copy.deepcopy(STUDIO_MODEL_FIELD))
+
+
 def section_field(kind: type, name: str) -> dataclasses.Field[Any]:
     """The dataclass field `name` of the settings class `kind` (KeyError naming both when it has none)."""
     for item in dataclasses.fields(kind):

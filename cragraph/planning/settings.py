@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cragraph.planning.plan import CompileSettings, PlanLimits
-from cragraph.settings import setting
+from cragraph.settings import model_setting, setting
 
 PREFIX = "multihop_"
 
@@ -17,7 +17,7 @@ class MultihopSettings:
     llm_decompose: bool = setting(
         False, "Ask the chat model for the sub-question DAG (the embedded 135M model rarely gives a valid one)."
     )
-    decompose_model: str = setting("", "Chat model for the planner's LLM steps; empty = chat_model.")
+    decompose_model: str = model_setting("", "Chat model for the planner's LLM steps; empty = chat_model.")
     llm_compile: bool = setting(
         False, "Let the chat model compile the plan (validated; the deterministic compiler is the fallback)."
     )

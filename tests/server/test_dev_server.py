@@ -235,6 +235,7 @@ async def _schemas_and_thread(url: str) -> None:
     assert schemas["input_schema"] and schemas["input_schema"]["required"] == ["question"], schemas["input_schema"]
     assert {"answer", "citations", "trace"} <= set(schemas["output_schema"]["properties"])
     assert "upper" in schemas["context_schema"]["properties"]
+    assert schemas["context_schema"]["properties"]["chat_model"]["__template_metadata__"] == {"kind": "llm"}
     thread = (await client.threads.create())["thread_id"]
     _, first = await _stream(client, thread, assistant_id, {"question": "Which river flows into the Caspian?"}, None)
     _, second = await _stream(client, thread, assistant_id, {"question": "Who discovered polonium?"}, None)

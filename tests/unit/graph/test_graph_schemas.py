@@ -47,3 +47,11 @@ def test_a_second_question_on_a_thread_returns_only_its_own_trace(index, monkeyp
     alone = threaded.invoke({"question": second_question}, {"configurable": {"thread_id": "t2"}}, context=settings)
     assert set(second["debug"]) == set(alone["debug"]), "the debug channel kept the first run's keys"
     assert threaded.get_state(config).values["trace"] == second["trace"]
+
+
+def test_chat_model_fields_carry_studios_model_picker_marker():
+    """Studio shows its model picker for fields marked as react-agent marks them; only chat-model specs are."""
+    properties = graph.get_context_jsonschema()["properties"]
+    marked = {name for name, spec in properties.items() if spec.get("__template_metadata__") == {"kind": "llm"}}
+    assert marked == {"chat_model", "rewrite_model", "web_query_model", "answer_model", "expansion_model",
+                      "route_model", "multihop_decompose_model"}
