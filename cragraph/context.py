@@ -149,7 +149,7 @@ class Context:
     # ---- refine --------------------------------------------------------------------------------------------
     refine: bool = _setting(True, "Split kept passages into knowledge strips and drop the weak ones.")
     refine_min_passages: int = _setting(
-        3, "Refine at least this many passages, the best graded, even below `lower` (with a correct or ambiguous "
+        0, "Refine at least this many passages, the best graded, even below `lower` (with a correct or ambiguous "
         "verdict), so the answer step reads more than the one or two passages the grader is sure of."
     )
     strip_min_chars: int = mirrored(StripSettings, "min_chars")
