@@ -89,10 +89,16 @@ def _lines(process: subprocess.Popen) -> queue.Queue:
     return lines
 
 
+def _sigint_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _serve_search_and_stop(command: list[str]) -> None:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
+    # Ctrl-C must reach the child even when pytest itself runs as a background job, whose SIGINT the shell
+    # ignores (an ignored signal is inherited, and Python then keeps ignoring it)
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
+                               text=True, preexec_fn=_sigint_default)
     try:
         lines = _lines(process)
         try:
