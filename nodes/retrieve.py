@@ -14,6 +14,7 @@ from langgraph.runtime import Runtime
 from cragraph.context import Context
 from cragraph.knowledge.passages import passage_of
 from cragraph.models.chat import load_chat_model, message_text
+from cragraph.models.structured import warn_unusable
 from cragraph.retrieval.analysis import analysis_of
 from cragraph.retrieval.retriever import HybridRetriever, QueryError, RetrievalSettings
 from cragraph.retrieval.strategy import LATENCY_STATS, apply_strategy, choose_strategy
@@ -72,8 +73,13 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 def pseudo_doc_writer(settings: Context) -> PseudoDocWriter:
     """Query2Doc / HyDE text from the chat model; a failure is recorded as the technique's skip reason."""
     def write(kind: str, question: str, language: str) -> str | None:
-        model = load_chat_model(settings.model_for(settings.expansion_model))
-        return message_text(model.invoke(expansion_messages(kind, question, language))).strip() or None
+        spec = settings.model_for(settings.expansion_model)
+        try:
+            model = load_chat_model(spec)
+            return message_text(model.invoke(expansion_messages(kind, question, language))).strip() or None
+        except Exception as error:  # said once on stderr with the fix; the technique records it as skipped
+            warn_unusable(spec, error)
+            raise
 
     return write
 

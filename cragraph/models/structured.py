@@ -73,7 +73,7 @@ def warn_unusable(spec: str, error: BaseException) -> None:
         fix = "check the spec (provider:model) or choose another with --chat-model / CRAGRAPH_CHAT_MODEL"
     _log.warning(
         "chat model %r cannot be used (%s: %s); the LLM stages fall back to their rule-based paths (the "
-        "extractive answer). Fix: %s, or use the embedded model (--chat-model embedded).",
+        "reader's answer). Fix: %s, or use the embedded model (--chat-model embedded).",
         spec, type(error).__name__, text, fix,
     )
 

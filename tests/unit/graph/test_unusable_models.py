@@ -63,3 +63,17 @@ def test_an_unreadable_llm_grader_is_counted_and_replaced(index, monkeypatch, ca
     assert f"graded with {keyword.name} instead" in record["note"] and "unparsed" in record["note"]
     assert result["verdict"] == "correct"  # the keyword evaluator finds the Volga passage
     assert any("graded with" in r.getMessage() for r in caplog.records)
+
+
+def test_an_unusable_query2doc_model_is_said_once_too(monkeypatch, caplog):
+    from cragraph.context import Context
+    from nodes.retrieve import pseudo_doc_writer
+
+    monkeypatch.setattr(structured, "_WARNED", set())
+    write = pseudo_doc_writer(Context(chat_model="nosuchprovider:writer"))
+    with caplog.at_level(logging.WARNING, logger="cragraph.models"):
+        for _ in range(2):
+            with pytest.raises(Exception, match="nosuchprovider"):
+                write("query2doc", "Who founded the Radium Institute?", "en")
+    said = [r.getMessage() for r in caplog.records if r.name == "cragraph.models"]
+    assert len(said) == 1 and "nosuchprovider:writer" in said[0], said
