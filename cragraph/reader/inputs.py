@@ -94,7 +94,3 @@ class Scored:
     encoded: Encoded
     start: np.ndarray
     end: np.ndarray
-
-    @property
-    def null_score(self) -> float:
-        return float(self.start[0] + self.end[0])

@@ -139,15 +139,12 @@ class Reader:
             sentence_score=prior,
         )
 
-    def read(
-        self, question: str, passages: list[Passage] | list[str], language: str, min_margin: float | None = None
-    ) -> ReaderAnswer | None:
-        """The short answer, or None when the passages are empty or (with `min_margin`) when the best span
-        scores less than the no-answer score plus `min_margin`."""
-        return self.read_detailed(question, passages, language, min_margin)[0]
+    def read(self, question: str, passages: list[Passage] | list[str], language: str) -> ReaderAnswer | None:
+        """The short answer, or None when the passages or the question are empty or no span is left."""
+        return self.read_detailed(question, passages, language)[0]
 
     def read_detailed(
-        self, question: str, passages: list[Passage] | list[str], language: str, min_margin: float | None = None
+        self, question: str, passages: list[Passage] | list[str], language: str
     ) -> tuple[ReaderAnswer | None, Scored | None, list[ReaderAnswer]]:
         """read() plus what it was decided from: the encoder's scores and the candidate spans, best first."""
         passages = [p if isinstance(p, Passage) else Passage(str(p)) for p in passages]
@@ -176,8 +173,6 @@ class Reader:
         if not candidates:
             return None, scored, candidates
         best = replace(candidates[0], confidence=answer_share(candidates))
-        if min_margin is not None and best.span_score < scored.null_score + min_margin:
-            return None, scored, candidates
         return best, scored, candidates
 
 

@@ -17,8 +17,6 @@ import argparse
 import asyncio
 import json
 import os
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -28,16 +26,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from cragraph.cli.agent import server_command, server_env  # noqa: E402
+from cragraph.cli.agent import server_env  # noqa: E402
+from tests.fixtures.server import langgraph_dev  # noqa: E402
 
 QUESTIONS = ROOT / "samples" / "questions.txt"
 STARTUP_S = 300
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def group_rss_mb(pgid: int) -> float:
@@ -110,43 +103,14 @@ def main() -> int:
     args = parser.parse_args()
     if not args.index.is_dir():
         raise SystemExit(f"no index at {args.index}: run `make demo` first (it builds .cragraph/sample)")
-    port = free_port()
     env = {**server_env(str(args.index)), "CRAGRAPH_WEB_SEARCH": "false", "OMP_NUM_THREADS": "1"}
-    log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"cragraph-server-load-{port}.log"
-    with open(log_path, "w+b") as log:
-        process = subprocess.Popen(server_command(port), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                   start_new_session=True)
-        try:
-            url = wait_until_up(process, f"http://127.0.0.1:{port}", log_path)
-            summary = asyncio.run(drive(url, args.runs, args.timeout, process.pid))
-        finally:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGINT)
-                try:
-                    process.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    os.killpg(process.pid, signal.SIGKILL)
-                    process.wait()
+    log_path = Path(os.environ.get("TMPDIR", "/tmp")) / "cragraph-server-load.log"
+    with langgraph_dev(env, log_path, startup_s=STARTUP_S) as (url, pgid):
+        summary = asyncio.run(drive(url, args.runs, args.timeout, pgid))
     print(json.dumps(summary, indent=2))
     if args.json:
         args.json.write_text(json.dumps(summary, indent=2))
     return 0 if not summary["errors"] and not summary["changed_answers"] else 1
-
-
-def wait_until_up(process: subprocess.Popen, url: str, log_path: Path) -> str:
-    import httpx
-
-    deadline = time.monotonic() + STARTUP_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"langgraph dev exited with {process.returncode}; see {log_path}")
-        try:
-            if httpx.get(f"{url}/ok", timeout=2).status_code == 200:
-                return url
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    raise SystemExit(f"langgraph dev did not start in {STARTUP_S} s; see {log_path}")
 
 
 if __name__ == "__main__":

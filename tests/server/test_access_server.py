@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
-import subprocess
 
 import pytest
 
-from cragraph.cli.agent import server_command, server_env
+from cragraph.cli.agent import server_env
 from tests.fixtures.graph import DOCS, build_tiny_index
-from tests.server.test_dev_server import ROOT, _wait_until_up, free_port
+from tests.fixtures.server import ROOT, langgraph_dev
 
 pytestmark = pytest.mark.server
 KEYS = {"key-alice": {"identity": "alice", "acl": ["team-a"]}, "key-bob": {"identity": "bob", "acl": "team-b"}}
@@ -34,9 +31,6 @@ def server(tmp_path_factory, tiny_embedder_dir):
     config["graphs"] = {name: str(ROOT / spec.removeprefix("./")) for name, spec in config["graphs"].items()}
     config["auth"]["path"] = str(ROOT / config["auth"]["path"].removeprefix("./"))  # the project's registration
     (folder / "langgraph.json").write_text(json.dumps(config), encoding="utf-8")
-    port = free_port()
-    command = server_command(port)
-    command[command.index("--config") + 1] = str(folder / "langgraph.json")
     env = server_env(str(index))
     env.update(
         {
@@ -50,20 +44,8 @@ def server(tmp_path_factory, tiny_embedder_dir):
             "OMP_NUM_THREADS": "1",
         }
     )
-    with open(folder / "server.log", "w+b") as log:
-        process = subprocess.Popen(
-            command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
-        try:
-            yield _wait_until_up(process, f"http://127.0.0.1:{port}", log)
-        finally:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGINT)
-                try:
-                    process.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    os.killpg(process.pid, signal.SIGKILL)
-                    process.wait()
+    with langgraph_dev(env, folder / "server.log", config=folder / "langgraph.json") as (url, _):
+        yield url
 
 
 def test_two_callers_see_their_own_documents_and_threads(server):

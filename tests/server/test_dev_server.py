@@ -8,30 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import signal
-import socket
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from cragraph.cli.agent import server_command, server_env
+from cragraph.cli.agent import server_env
 from tests.fixtures.graph import build_tiny_index
+from tests.fixtures.server import langgraph_dev
 
 pytestmark = pytest.mark.server
-ROOT = Path(__file__).resolve().parents[2]
 NODES = ["understand", "multihop", "retrieve", "rerank", "grade", "refine", "web_search", "rewrite", "select", "answer"]
-STARTUP_S = 120
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +42,6 @@ def open_server(tmp_path_factory, tiny_embedder_dir):
 @contextlib.contextmanager
 def dev_server(folder: Path, index: Path, embedder: Path, **extra_env: str) -> Iterator[str]:
     """`langgraph dev` over `index` on a free port, in its own process group; yields its URL, then stops it."""
-    port = free_port()
     env = server_env(str(index))
     env.update(
         {
@@ -71,42 +58,8 @@ def dev_server(folder: Path, index: Path, embedder: Path, **extra_env: str) -> I
         }
     )
     env.pop("TAVILY_API_KEY", None)
-    with open(folder / "server.log", "w+b") as log:
-        process = subprocess.Popen(
-            server_command(port),
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        try:
-            yield _wait_until_up(process, f"http://127.0.0.1:{port}", log)
-        finally:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGINT)
-                try:
-                    process.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    os.killpg(process.pid, signal.SIGKILL)
-                    process.wait()
-
-
-def _wait_until_up(process: subprocess.Popen, url: str, log) -> str:
-    deadline = time.monotonic() + STARTUP_S
-    while True:
-        if process.poll() is not None:
-            log.seek(0)
-            pytest.fail(f"langgraph dev exited with {process.returncode}:\n{log.read().decode()[-3000:]}")
-        try:
-            if httpx.get(f"{url}/ok", timeout=2).status_code == 200:
-                return url
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            log.seek(0)
-            pytest.fail(f"langgraph dev did not start in {STARTUP_S} s:\n{log.read().decode()[-3000:]}")
-        time.sleep(0.5)
+    with langgraph_dev(env, folder / "server.log") as (url, _):
+        yield url
 
 
 def test_stream_a_run_read_history_and_draw_the_graph(server):

@@ -139,50 +139,23 @@ class _no_error:  # noqa: N801 (reads like pytest.raises)
         return False
 
 
+def ask_argv(index, web_url: str, *extra: str) -> list[str]:
+    """`cragraph ask` over the tiny index with the web branch pointed at `web_url`."""
+    return ["ask", QUESTION, "--index", str(index), "--evaluator", "cosine", "--web", *extra,
+            "--set", f"web_base_url={web_url}"]
+
+
 def test_a_failing_web_endpoint_and_the_cli_print_no_key(index, capsys, caplog, tmp_path):
+    thresholds = ["--set", "lower=-0.6", "--set", "upper=0.5", "--set", "answer_min_score=-0.6",
+                  "--set", "strip_threshold=-0.6"]
     with WebStandin(WEB_CORPUS, api_key=SENTINELS["TAVILY_API_KEY"]) as web:
         for extra in (["--json"], ["--trace"], ["--json", "--trace"]):
-            code = main(
-                [
-                    "ask",
-                    QUESTION,
-                    "--index",
-                    str(index),
-                    "--evaluator",
-                    "cosine",
-                    "--web",
-                    *extra,
-                    "--set",
-                    f"web_base_url={web.url}",
-                    "--set",
-                    "lower=-0.6",
-                    "--set",
-                    "upper=0.5",
-                    "--set",
-                    "answer_min_score=-0.6",
-                    "--set",
-                    "strip_threshold=-0.6",
-                ]
-            )
+            code = main(ask_argv(index, web.url, *extra, *thresholds))
             out = capsys.readouterr()
             assert code == 0 and "standin.local" in out.out, out  # answered from the web stand-in
             assert not leaked(out.out, out.err)
     with Echo(401) as echo:
-        code = main(
-            [
-                "ask",
-                QUESTION,
-                "--index",
-                str(index),
-                "--evaluator",
-                "cosine",
-                "--web",
-                "--json",
-                "--trace",
-                "--set",
-                f"web_base_url={echo.url}",
-            ]
-        )
+        code = main(ask_argv(index, echo.url, "--json", "--trace"))
         out = capsys.readouterr()
     assert code == 0 and "failed:auth" in out.out
     assert not leaked(out.out, out.err, caplog.text)

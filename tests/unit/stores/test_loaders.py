@@ -10,17 +10,11 @@ import pytest
 
 from stores import loaders
 from stores.loaders import load_documents
+from tests.fixtures.files import write_file
 
 SAMPLES = Path(__file__).resolve().parents[3] / "samples"
 
 
-def _write(path: Path, content: str | bytes) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content, encoding="utf-8")
-    return path
 
 
 def test_jsonl_records_become_documents_with_metadata(tmp_path: Path) -> None:
@@ -29,7 +23,7 @@ def test_jsonl_records_become_documents_with_metadata(tmp_path: Path) -> None:
          "metadata": {"country": "Russia", "source": "wiki"}},
         {"id": 7, "text": "No title here."},
     ]
-    path = _write(tmp_path / "docs.jsonl", "\n".join(json.dumps(line) for line in lines) + "\n\n")
+    path = write_file(tmp_path / "docs.jsonl", "\n".join(json.dumps(line) for line in lines) + "\n\n")
     result = load_documents([path])
     assert result.skipped == []
     first, second = result.documents
@@ -49,7 +43,7 @@ def test_bad_jsonl_lines_are_skipped_with_their_line_number(tmp_path: Path) -> N
         json.dumps({"id": "bad-meta", "text": "x", "metadata": [1]}),
         json.dumps({"id": "good2", "text": "Also fine."}),
     ])
-    path = _write(tmp_path / "mixed.jsonl", content)
+    path = write_file(tmp_path / "mixed.jsonl", content)
     result = load_documents([path])
     assert [doc.id for doc in result.documents] == ["good1", "good2"]
     reasons = [reason for source, reason in result.skipped]
@@ -60,16 +54,16 @@ def test_bad_jsonl_lines_are_skipped_with_their_line_number(tmp_path: Path) -> N
 
 
 def test_txt_title_is_the_readable_file_stem(tmp_path: Path) -> None:
-    path = _write(tmp_path / "river_bridges.txt", "  Bridges cross rivers.\n")
+    path = write_file(tmp_path / "river_bridges.txt", "  Bridges cross rivers.\n")
     (doc,) = load_documents([path]).documents
     assert (doc.id, doc.title, doc.text, doc.metadata) == (
         "river_bridges.txt", "river bridges", "Bridges cross rivers.", {"source": str(path)})
 
 
 def test_markdown_title_is_the_first_heading(tmp_path: Path) -> None:
-    with_heading = _write(tmp_path / "a.md", "Intro line.\n\n## The Volga River ##\n\nText.\n\n# Later\n")
-    setext = _write(tmp_path / "b.md", "Kazan Bridge\n============\n\nText.")
-    plain = _write(tmp_path / "c_notes.md", "Just text, no heading.")
+    with_heading = write_file(tmp_path / "a.md", "Intro line.\n\n## The Volga River ##\n\nText.\n\n# Later\n")
+    setext = write_file(tmp_path / "b.md", "Kazan Bridge\n============\n\nText.")
+    plain = write_file(tmp_path / "c_notes.md", "Just text, no heading.")
     docs = load_documents([with_heading, setext, plain]).documents
     assert [doc.title for doc in docs] == ["The Volga River", "Kazan Bridge", "c notes"]
     assert docs[0].text.startswith("Intro line.")
@@ -80,23 +74,23 @@ def test_html_drops_script_style_and_navigation(tmp_path: Path) -> None:
     <body><nav><a href="/">Home</a> Menu</nav><script>var hidden = 1;</script>
     <h1>Heading</h1><p>The Millennium Bridge crosses
     the <a href="#">Kazanka</a> river.</p><p>It opened in 2005.</p><!-- a comment --></body></html>"""
-    (doc,) = load_documents([_write(tmp_path / "page.html", html)]).documents
+    (doc,) = load_documents([write_file(tmp_path / "page.html", html)]).documents
     assert doc.title == "Bridges of Kazan"
     assert doc.text == "Heading\n\nThe Millennium Bridge crosses the Kazanka river.\n\nIt opened in 2005."
 
 
 def test_html_title_falls_back_to_h1_then_stem(tmp_path: Path) -> None:
-    with_h1 = _write(tmp_path / "x.htm", "<body><h1>Neva Bridges</h1><p>Text.</p></body>")
-    bare = _write(tmp_path / "bare_page.html", "<body><p>Only text.</p></body>")
+    with_h1 = write_file(tmp_path / "x.htm", "<body><h1>Neva Bridges</h1><p>Text.</p></body>")
+    bare = write_file(tmp_path / "bare_page.html", "<body><p>Only text.</p></body>")
     assert [doc.title for doc in load_documents([with_h1, bare]).documents] == ["Neva Bridges", "bare page"]
 
 
 def test_folders_are_walked_recursively_in_sorted_order(tmp_path: Path) -> None:
-    _write(tmp_path / "b" / "z.txt", "Zed.")
-    _write(tmp_path / "a.md", "# A\nAlpha.")
-    _write(tmp_path / "b" / "a.txt", "Bee a.")
-    _write(tmp_path / ".hidden" / "secret.txt", "Hidden.")
-    _write(tmp_path / ".notes.txt", "Hidden too.")
+    write_file(tmp_path / "b" / "z.txt", "Zed.")
+    write_file(tmp_path / "a.md", "# A\nAlpha.")
+    write_file(tmp_path / "b" / "a.txt", "Bee a.")
+    write_file(tmp_path / ".hidden" / "secret.txt", "Hidden.")
+    write_file(tmp_path / ".notes.txt", "Hidden too.")
     result = load_documents([tmp_path])
     assert [doc.id for doc in result.documents] == ["a.md", "b/a.txt", "b/z.txt"]
     assert result.skipped == []
@@ -104,13 +98,13 @@ def test_folders_are_walked_recursively_in_sorted_order(tmp_path: Path) -> None:
 
 
 def test_each_skip_reason_is_reported_and_logged(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    _write(tmp_path / "empty.txt", "")
-    _write(tmp_path / "blank.md", "  \n\n ")
-    _write(tmp_path / "nul.txt", b"abc\x00def")
-    _write(tmp_path / "latin.txt", bytes(range(128, 256)) * 4 + b"\x01\x02")
-    _write(tmp_path / "image.png", b"\x89PNG")
-    _write(tmp_path / "script.html", "<html><body><script>only()</script></body></html>")
-    _write(tmp_path / "ok.txt", "Kept.")
+    write_file(tmp_path / "empty.txt", "")
+    write_file(tmp_path / "blank.md", "  \n\n ")
+    write_file(tmp_path / "nul.txt", b"abc\x00def")
+    write_file(tmp_path / "latin.txt", bytes(range(128, 256)) * 4 + b"\x01\x02")
+    write_file(tmp_path / "image.png", b"\x89PNG")
+    write_file(tmp_path / "script.html", "<html><body><script>only()</script></body></html>")
+    write_file(tmp_path / "ok.txt", "Kept.")
     with caplog.at_level(logging.WARNING, logger="cragraph.ingest"):
         result = load_documents([tmp_path])
     assert [doc.id for doc in result.documents] == ["ok.txt"]
@@ -129,27 +123,27 @@ def test_each_skip_reason_is_reported_and_logged(tmp_path: Path, caplog: pytest.
 
 
 def test_cp1251_text_is_decoded(tmp_path: Path) -> None:
-    path = _write(tmp_path / "old.txt", "Мост через Неву, построенный в 1850 году.".encode("cp1251"))
+    path = write_file(tmp_path / "old.txt", "Мост через Неву, построенный в 1850 году.".encode("cp1251"))
     (doc,) = load_documents([path]).documents
     assert doc.text == "Мост через Неву, построенный в 1850 году."
 
 
 def test_utf8_bom_is_removed(tmp_path: Path) -> None:
-    path = _write(tmp_path / "bom.md", "\ufeff# Title\nBody.".encode())
+    path = write_file(tmp_path / "bom.md", "\ufeff# Title\nBody.".encode())
     (doc,) = load_documents([path]).documents
     assert doc.title == "Title" and doc.text.startswith("# Title")
 
 
 def test_missing_explicit_path_raises_naming_it(tmp_path: Path) -> None:
-    _write(tmp_path / "ok.txt", "Kept.")
+    write_file(tmp_path / "ok.txt", "Kept.")
     missing = tmp_path / "nope" / "missing.txt"
     with pytest.raises(FileNotFoundError, match="missing.txt"):
         load_documents([tmp_path, missing])
 
 
 def test_duplicate_ids_keep_the_first(tmp_path: Path) -> None:
-    first = _write(tmp_path / "one.jsonl", json.dumps({"id": "x", "text": "First."}))
-    second = _write(tmp_path / "two.jsonl", "\n".join([json.dumps({"id": "y", "text": "Other."}),
+    first = write_file(tmp_path / "one.jsonl", json.dumps({"id": "x", "text": "First."}))
+    second = write_file(tmp_path / "two.jsonl", "\n".join([json.dumps({"id": "y", "text": "Other."}),
                                                          json.dumps({"id": "x", "text": "Second."})]))
     result = load_documents([first, second])
     assert [(doc.id, doc.text) for doc in result.documents] == [("x", "First."), ("y", "Other.")]
@@ -163,8 +157,8 @@ def test_one_failing_file_does_not_stop_the_load(tmp_path: Path, monkeypatch: py
         raise RuntimeError("parser exploded")
 
     monkeypatch.setattr(loaders, "html_to_text", broken_parser)
-    _write(tmp_path / "a.html", "<p>x</p>")
-    _write(tmp_path / "b.txt", "Fine.")
+    write_file(tmp_path / "a.html", "<p>x</p>")
+    write_file(tmp_path / "b.txt", "Fine.")
     result = load_documents([tmp_path])
     assert [doc.id for doc in result.documents] == ["b.txt"]
     assert result.skipped == [(str(tmp_path / "a.html"), "unreadable: RuntimeError: parser exploded")]

@@ -11,15 +11,7 @@ from pathlib import Path
 import pytest
 
 from stores.loaders import html_to_text, load_documents, read_text
-
-
-def _write(path: Path, content: str | bytes) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content, encoding="utf-8")
-    return path
+from tests.fixtures.files import write_file
 
 
 def _jsonl(*records: str) -> str:
@@ -33,8 +25,8 @@ GOOD = json.dumps({"id": "good", "text": "Marie Curie founded the Radium Institu
 
 
 def test_a_symlink_out_of_the_folder_is_skipped_and_reported(tmp_path: Path) -> None:
-    outside = _write(tmp_path / "secret" / "host.txt", "The server's secret host name.")
-    _write(tmp_path / "d" / "inside.txt", "Inside text.")
+    outside = write_file(tmp_path / "secret" / "host.txt", "The server's secret host name.")
+    write_file(tmp_path / "d" / "inside.txt", "Inside text.")
     (tmp_path / "d" / "host.txt").symlink_to(outside)
     (tmp_path / "d" / "etc").symlink_to(outside.parent, target_is_directory=True)
     result = load_documents([tmp_path / "d"])
@@ -47,7 +39,7 @@ def test_a_symlink_out_of_the_folder_is_skipped_and_reported(tmp_path: Path) -> 
 
 
 def test_a_symlink_inside_the_folder_is_kept_and_a_loop_ends(tmp_path: Path) -> None:
-    _write(tmp_path / "d" / "a" / "x.txt", "Text of x.")
+    write_file(tmp_path / "d" / "a" / "x.txt", "Text of x.")
     (tmp_path / "d" / "a" / "loop").symlink_to(tmp_path / "d", target_is_directory=True)
     (tmp_path / "d" / "alias.txt").symlink_to(tmp_path / "d" / "a" / "x.txt")
     for follow in (False, True):
@@ -56,9 +48,9 @@ def test_a_symlink_inside_the_folder_is_kept_and_a_loop_ends(tmp_path: Path) -> 
 
 
 def test_an_unreadable_folder_is_reported_not_skipped_silently(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _write(tmp_path / "d" / "ok.txt", "Fine.")
+    write_file(tmp_path / "d" / "ok.txt", "Fine.")
     locked = tmp_path / "d" / "locked"
-    _write(locked / "hidden.txt", "Cannot be read.")
+    write_file(locked / "hidden.txt", "Cannot be read.")
     locked.chmod(0)
     try:
         if os.geteuid() == 0:  # root reads any folder: make the OS refuse this one as it would a normal user
@@ -83,7 +75,7 @@ def test_a_non_utf8_file_name_is_indexed_under_an_escaped_id(tmp_path: Path) -> 
     folder.mkdir()
     with open(os.path.join(os.fsencode(folder), b"caf\xe9.txt"), "wb") as handle:
         handle.write(b"A cafe in Paris.")
-    _write(folder / "ok.txt", "Fine.")
+    write_file(folder / "ok.txt", "Fine.")
     result = load_documents([folder])
     assert [doc.id for doc in result.documents] == ["caf\\xe9.txt", "ok.txt"]
     for doc in result.documents:
@@ -101,7 +93,7 @@ def test_one_bad_jsonl_line_skips_only_that_line(tmp_path: Path) -> None:
     nan = '{"id": "nan", "text": "x", "metadata": {"score": NaN}}'
     inf = '{"id": "inf", "text": "x", "metadata": {"score": -Infinity}}'
     nested = '{"id": "nested", "text": "x", "metadata": ' + "[" * 500 + "]" * 500 + "}"
-    path = _write(tmp_path / "c.jsonl", _jsonl(huge, deep, nan, GOOD, inf, nested))
+    path = write_file(tmp_path / "c.jsonl", _jsonl(huge, deep, nan, GOOD, inf, nested))
     result = load_documents([path])
     assert [doc.id for doc in result.documents] == ["good"]
     lines = sorted(int(reason.split(":")[0].removeprefix("line ")) for _, reason in result.skipped)
@@ -112,7 +104,7 @@ def test_one_bad_jsonl_line_skips_only_that_line(tmp_path: Path) -> None:
 def test_lone_surrogates_in_jsonl_become_replacement_characters(tmp_path: Path) -> None:
     line = '{"id": "s\\ud800", "text": "half \\udfff a pair", "metadata": {"k\\udc00": ["\\ud83d"]}}'
     pair = json.dumps({"id": "emoji", "text": "a real pair \U0001f600"})
-    result = load_documents([_write(tmp_path / "s.jsonl", _jsonl(line, pair))])
+    result = load_documents([write_file(tmp_path / "s.jsonl", _jsonl(line, pair))])
     first, second = result.documents
     assert (first.id, first.text, first.metadata["k\ufffd"]) == ("s\ufffd", "half \ufffd a pair", ["\ufffd"])
     assert second.text == "a real pair \U0001f600"
@@ -122,7 +114,7 @@ def test_lone_surrogates_in_jsonl_become_replacement_characters(tmp_path: Path) 
 def test_jsonl_records_are_split_on_newlines_only(tmp_path: Path) -> None:
     text = "line\u2028separator\u2029paragraph\u0085next"
     raw = json.dumps({"id": "sep", "text": text}, ensure_ascii=False) + "\r\n" + GOOD + "\n"
-    result = load_documents([_write(tmp_path / "u.jsonl", raw)])
+    result = load_documents([write_file(tmp_path / "u.jsonl", raw)])
     assert [(doc.id, doc.text) for doc in result.documents][0] == ("sep", text)
     assert [doc.id for doc in result.documents] == ["sep", "good"] and result.skipped == []
 
@@ -151,7 +143,7 @@ def test_single_byte_and_bom_encodings_are_read(tmp_path: Path, text: str, encod
     data = text.encode(encoding)
     if encoding == "utf-16-be":
         data = b"\xfe\xff" + data
-    assert read_text(_write(tmp_path / "f.txt", data)) == text
+    assert read_text(write_file(tmp_path / "f.txt", data)) == text
 
 
 # ---- HTML --------------------------------------------------------------------------------------------------
