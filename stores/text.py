@@ -40,6 +40,9 @@ _GENERIC_BOUNDARY = re.compile(
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n\s*")
 _STRUCTURAL_LINE = re.compile(r"[ \t]*(?:#{1,6}[ \t]|[-*+•][ \t]|\d{1,3}[.)][ \t])")
 _HEADING_LINE = re.compile(r"[ \t]*#{1,6}[ \t]")
+_NEWLINE = re.compile(r"\n")
+_SENTENCE_END = re.compile(r"[.!?:;…。！？；][\"'”’»)\]]*$")
+_WRAPPED_LINE_CHARS = 50
 _SOFT_BREAK = re.compile(r"\n|[.!?][\"'”’»)\]]*\s|[。！？；]+[”’」』〕）)\]\"']*")
 
 
@@ -181,7 +184,7 @@ def _pysbd_spans(block: str, language: str) -> list[tuple[int, int]] | None:
     """
     spans = []
     cursor = 0
-    for sentence in _pysbd_segmenter(language).segment(block):
+    for sentence in _pysbd_segmenter(language).segment(_unwrap_lines(block)):
         wanted = [char for char in sentence if not char.isspace()]
         if not wanted:
             continue
@@ -196,6 +199,29 @@ def _pysbd_spans(block: str, language: str) -> list[tuple[int, int]] | None:
             cursor += 1
         spans.append((start, cursor))
     return spans
+
+
+def _unwrap_lines(block: str) -> str:
+    """`block` with the line breaks of hard-wrapped prose turned into spaces (same length, same offsets).
+
+    pysbd ends a sentence at every newline, so "founded in Eindhoven, the\nNetherlands. Its first..." became
+    "...the" + "Netherlands." + "Its first...": a wrapped sentence cut in two, its tail glued to the next one by
+    strip joining. A break is a wrap when its line does not end a sentence (no final . ! ? : ; …) and the line is
+    long (>= 50 characters, as wrapped prose is) or the next line starts in lower case; a short unpunctuated
+    line (a title, a name) keeps its break."""
+    if "\n" not in block:
+        return block
+    chars = list(block)
+    line_start = 0
+    for match in _NEWLINE.finditer(block):
+        line = block[line_start:match.start()].strip()
+        following = block[match.end():].lstrip()
+        line_start = match.end()
+        if not line or not following or _SENTENCE_END.search(line):
+            continue
+        if len(line) >= _WRAPPED_LINE_CHARS or following[0].islower():
+            chars[match.start()] = " "
+    return "".join(chars)
 
 
 def _split_at(block: str, boundary: re.Pattern[str]) -> list[tuple[int, int]]:
