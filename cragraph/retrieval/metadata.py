@@ -7,7 +7,7 @@ A boost spec maps a field to a value in the filter syntax, optionally with its o
 
     {"language": "en"}                                   equality, default weight
     {"category": {"prefix": "cs"}}                       "cs", "cs.AI", ... (a prefix on the raw string)
-    {"source": ["a.md", "b.md"]}                         any of
+    {"file": ["a.md", "b.md"]}                           any of
     {"date": {"gte": "2024-01-01", "lte": "2024-12-31"}} a range (ISO dates compare as strings)
     {"category": {"value": {"prefix": "cs"}, "weight": 0.5}}
 
@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from stores.docstore import DocStore
+from stores.docstore import DocStore, FilterError
 from stores.types import Chunk
 
 DEFAULT_BOOST_WEIGHT = 0.2
@@ -109,6 +109,22 @@ def _weighted(spec: Any, default_weight: float) -> tuple[Any, float]:
             raise ValueError(f"boost weight must be a finite number, got {str(weight)[:40]}")
         return spec["value"], float(weight)
     return spec, default_weight
+
+
+def check_filter_fields(docstore: DocStore, filters: Mapping[str, Any] | None, rows: np.ndarray | None) -> None:
+    """Raise FilterError naming the known fields when a filter that matched nothing (`rows` empty) uses a field
+    no chunk has: a typo or a renamed key must not read as "no results". Costs a scan only then."""
+    if not filters or rows is None or len(rows):
+        return
+    unknown = [key for key in filters
+               if key not in ("id", "doc_id", "title") and docstore.metadata_values(key) <= {None}]
+    if not unknown:
+        return
+    known = {"id", "doc_id", "title"}
+    for _, chunk in docstore.iter_rows():
+        known.update(chunk.metadata)
+    raise FilterError(f"unknown filter field{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}: no "
+                      f"document has {'them' if len(unknown) > 1 else 'it'}; known fields: {', '.join(sorted(known))}")
 
 
 # ------------------------------------------------------------------------------------------ category predictor

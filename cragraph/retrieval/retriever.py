@@ -13,6 +13,7 @@ import numpy as np
 
 from cragraph.retrieval.access import restrict
 from cragraph.retrieval.fusion import ranked, reciprocal_rank_fusion, weighted_score_fusion
+from cragraph.retrieval.metadata import check_filter_fields
 from cragraph.settings import setting
 from stores.bundle import IndexBundle
 from stores.types import Hit
@@ -71,7 +72,9 @@ class HybridRetriever:
 
     def allowed_rows(self, filters: Mapping[str, Any] | None) -> np.ndarray | None:
         """Rows a search may score: those the filters match, within those the caller may see (None: all)."""
-        return restrict(self.bundle.docstore.filter_rows(filters) if filters else None, self.visible)
+        rows = self.bundle.docstore.filter_rows(filters) if filters else None
+        check_filter_fields(self.bundle.docstore, filters, rows)
+        return restrict(rows, self.visible)
 
     def search(self, query: str | Sequence[str], k: int = 10, mode: Mode | None = None,
                filters: Mapping[str, Any] | None = None) -> list[Hit]:
