@@ -154,7 +154,8 @@ def renumber(context_numbers: list[int]) -> dict[int, int]:
 
 def citations(context: list[dict[str, Any]], numbers: dict[int, int]) -> list[dict[str, Any]]:
     """The cited context passages as citation records, in citation order. Citations leave the system (CLI text,
-    --json, thread state, a client's page), so a title is plain text and a URL is http(s) or None."""
+    --json, thread state, a client's page), so a title is plain text and a URL is http(s) or None; `page` is the
+    PDF page of an index passage (None for other files and the web)."""
     cited = sorted(numbers.items(), key=lambda item: item[1])
     return [
         {
@@ -164,6 +165,13 @@ def citations(context: list[dict[str, Any]], numbers: dict[int, int]) -> list[di
             "source": context[n - 1].get("source", "index"),
             "url": safe_url(context[n - 1].get("url")),
             "doc_id": context[n - 1].get("doc_id"),
+            "page": _page(context[n - 1]),
         }
         for n, citation in cited
     ]
+
+
+def _page(passage: dict[str, Any]) -> int | None:
+    """The PDF page an index passage comes from (its chunk's `page` metadata), else None."""
+    page = (passage.get("metadata") or {}).get("page")
+    return page if isinstance(page, int) and not isinstance(page, bool) else None
