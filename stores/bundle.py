@@ -6,7 +6,9 @@ an exclusive lock (fcntl.flock on `.NAME.lock` beside the bundle, since the bund
 reading the current bundle to the swap, so a second `cragraph index` on the same folder waits for the first (and
 says so) instead of overwriting its change. Temporary folders left by a killed writer (`.NAME.tmp-PID`,
 `.NAME.old-PID` whose process is gone) are removed by the next writer.
-Bundles written before the entity field existed still open (with an empty field, `has_entities` False); the
+The manifest's `roots` are the corpus folders (absolute) the documents' ids are relative to: a file indexed again
+by another path (`cragraph index corpus/en/a.md` after `cragraph index corpus`) gets the same id and replaces
+itself. Bundles written before the entity field existed still open (with an empty field, `has_entities` False); the
 next `add` runs NER over their chunks (no re-embedding) in the same atomic rewrite.
 """
 
@@ -157,7 +159,7 @@ class IndexBundle:
         """Build a new bundle from files or folders, replacing any bundle at `path` only once it is complete."""
         path = Path(path)
         settings = settings or IndexSettings()
-        loaded = load_documents(sources, follow_symlinks=follow_symlinks)
+        loaded = load_documents(sources, follow_symlinks=follow_symlinks, roots=())
         if not loaded.documents:
             reasons = "; ".join(f"{source}: {reason}" for source, reason in loaded.skipped[:5])
             raise BundleError(f"no readable documents in {', '.join(map(str, sources))}"
@@ -169,7 +171,7 @@ class IndexBundle:
             embedder = load_embedder(settings.embedder)
             stores = _empty_stores(folder, settings, embedder.dim)
             _ingest(stores, loaded.documents, settings, embedder, report, progress)
-            return _finish(folder, settings, embedder, stores)
+            return {**_finish(folder, settings, embedder, stores), "roots": loaded.roots}
 
         with writer_lock(path):
             _atomic_write(path, write, start_from_existing=False)
@@ -181,14 +183,16 @@ class IndexBundle:
 
         On a bundle without the entity field (built before it existed) this also finds the entities of every
         existing chunk, so `bundle.add()` with nothing to add upgrades it."""
-        loaded = load_documents(sources, follow_symlinks=follow_symlinks) if sources else None
+        loaded = (load_documents(sources, follow_symlinks=follow_symlinks, roots=self.manifest.get("roots", []))
+                  if sources else None)
         docs = [*(loaded.documents if loaded else []), *documents]
         report = IngestReport(skipped=list(loaded.skipped) if loaded else [])
         with writer_lock(self.path):
             self._refresh()
-            return self._add(docs, report, progress)
+            return self._add(docs, report, progress, loaded.roots if loaded else [])
 
-    def _add(self, docs: list[Document], report: IngestReport, progress: bool) -> IngestReport:
+    def _add(self, docs: list[Document], report: IngestReport, progress: bool,
+             new_roots: Sequence[str] = ()) -> IngestReport:
         existing = self.docstore.document_hashes()
         settings = self.settings
         backfill = settings.entities and not self.has_entities
@@ -203,7 +207,8 @@ class IndexBundle:
             _ingest(stores, docs, settings, self.embedder, report, progress)
             if backfill:
                 report.entities_backfilled = _backfill_entities(stores, progress)
-            return _finish(folder, settings, self.embedder, stores)
+            roots = list(dict.fromkeys([*self.manifest.get("roots", []), *new_roots]))
+            return {**_finish(folder, settings, self.embedder, stores), "roots": roots}
 
         self._rewrite(write)
         return report
@@ -224,7 +229,7 @@ class IndexBundle:
             report.skipped = [(d, "no such document in the index") for d in doc_ids if d not in known]
             _remove(stores, [d for d in doc_ids if d in known], report)
             report.documents_deleted = len([d for d in doc_ids if d in known])
-            return _finish(folder, settings, self.embedder, stores)
+            return {**_finish(folder, settings, self.embedder, stores), "roots": self.manifest.get("roots", [])}
 
         self._rewrite(write)
         return report

@@ -270,5 +270,10 @@ def _chunk(plan: _Plan, position: int, group: _Group) -> Chunk:
     doc = plan.doc
     start, end = plan.units[group.first][0], plan.units[group.last][1]
     metadata = {**doc.metadata, "language": plan.language, "position": position, "start": start, "end": end}
+    sections = metadata.pop("sections", None)  # the loader's headings: a chunk keeps the one it starts under
+    if isinstance(sections, list):
+        under = [s["heading"] for s in sections if isinstance(s, dict) and s.get("start", end) <= start]
+        if under:
+            metadata["section"] = under[-1]
     return Chunk(id=f"{doc.id}#{position}", doc_id=doc.id, text=doc.text[start:end], title=doc.title,
                  metadata=metadata)

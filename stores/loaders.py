@@ -4,12 +4,21 @@ One bad file never stops a load: it lands in `LoadResult.skipped` with a reason 
 "cragraph.ingest" logger. Only a path the user named explicitly that does not exist raises, since that is
 almost always a typo the user wants to hear about at once.
 
-Document ids: a JSONL record keeps its own `id`; any other file gets its path relative to the folder that was
-given (posix separators, e.g. "rivers/volga.md"), or its file name when the file itself was given. Folders are
+Document ids: a JSONL record keeps its own `id`; any other file gets its path relative to its corpus root (posix
+separators, e.g. "rivers/volga.md"). A folder given is a root, and a file given alone has its own folder as root,
+unless an earlier root (see `roots` in `load_documents`: the index records them) already holds it: then the id is
+relative to that root, so one file has one id however it is named on the command line. A PDF page is a document of
+its own, "report.pdf#p2" (metadata `page` 2), so a citation can name its page. Folders are
 walked recursively in sorted order; hidden files and folders (names starting with ".") are ignored. A symbolic
 link is followed only while its target stays inside the folder given (a link to /etc/hostname is skipped and
 reported), unless `follow_symlinks=True` asks for every link; either way each real folder is walked once, so a
 link loop ends. A folder that cannot be listed is reported as skipped, never dropped silently.
+
+Metadata: `file` is the path of the file read (as given); a JSONL record's own metadata keys are kept as they are
+(its `source` stays `source`, and a `file` of its own wins over the path). Headings are metadata, not text: a
+Markdown heading (ATX "# ..." or setext) and HTML <h1>..<h6> (and Word's heading styles) leave the body; the first
+becomes the title (when the file has none of its own) and later ones are kept in `sections` ({heading, level,
+start}: where each one's text begins in the body), which chunking turns into each chunk's `section`.
 
 Whatever bytes a file or its name holds, the text that leaves this module is valid Unicode: lone surrogates
 (from a non-UTF-8 file name or a "\\ud800" escape in JSONL) become U+FFFD or a backslash escape, since SQLite,
@@ -32,7 +41,9 @@ from stores.types import Document
 
 logger = logging.getLogger("cragraph.ingest")
 
-SUPPORTED_SUFFIXES = (".jsonl", ".txt", ".md", ".markdown", ".html", ".htm")
+SUPPORTED_SUFFIXES = (".jsonl", ".txt", ".md", ".markdown", ".html", ".htm", ".pdf", ".docx")
+FILE_KEY = "file"
+"""The metadata key that holds the path of the file a document was read from (not "source": a user's own key)."""
 
 _DROPPED_HTML_TAGS = ("script", "style", "nav", "noscript", "template", "svg", "iframe")
 _HTML_BLOCK_TAGS = (
@@ -49,32 +60,42 @@ _BOMS = (  # longest first: the UTF-32 LE mark starts with the UTF-16 LE one
 )
 _SINGLE_BYTE_ENCODINGS = ("cp1251", "cp1252", "koi8_r", "latin-1")
 """Tried when a file is not UTF-8, in this order on a tie: Russian Windows, Western Windows, Russian Unix, Latin-1."""
-_MD_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
-_MD_SETEXT_HEADING = re.compile(r"^(\S[^\n]*)\n[ \t]{0,3}(?:=+|-+)[ \t]*$", re.MULTILINE)
+_MD_ATX = re.compile(r"[ \t]{0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*")
+_MD_SETEXT_UNDERLINE = re.compile(r"[ \t]{0,3}(=+|-+)[ \t]*")
+_MD_FENCE = re.compile(r"[ \t]{0,3}(```|~~~)")
+_HTML_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_DOCX_HEADING = re.compile(r"(?:heading|заголовок)\s*(\d)", re.IGNORECASE)
+_MARK = "\ue000"
+"""Stands where a heading was while the body is assembled (a private-use character; any in the input is replaced)."""
 
 
 @dataclass
 class LoadResult:
-    """Documents read, in a deterministic order, and (path, reason) for everything skipped."""
+    """Documents read, in a deterministic order, (path, reason) for everything skipped, and the corpus roots
+    (absolute folders) the ids are relative to: the roots passed in, then any new ones, in order."""
 
     documents: list[Document] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    roots: list[str] = field(default_factory=list)
 
 
 class SkipFile(Exception):
     """A file (or a JSONL line) that cannot become a document; the message is the reason shown to the user."""
 
 
-def load_documents(paths: Sequence[str | Path], follow_symlinks: bool = False) -> LoadResult:
+def load_documents(paths: Sequence[str | Path], follow_symlinks: bool = False,
+                   roots: Sequence[str] = ()) -> LoadResult:
     """Load every supported file under `paths` (files or folders).
 
     Raises FileNotFoundError for a given path that does not exist; everything else that goes wrong is a skip.
     `follow_symlinks` also follows links whose target lies outside the folder given (off: they are skipped).
+    `roots` are corpus roots recorded by earlier loads (absolute folders, `LoadResult.roots`): a file under one
+    of them gets its id relative to the first that holds it, so re-indexing a file by another path replaces it.
     """
     for given in paths:
         if not Path(given).exists():
             raise FileNotFoundError(f"no such file or folder: {printable_path(given)!r}")
-    result = LoadResult()
+    result = LoadResult(roots=list(roots))
     first_source: dict[str, str] = {}
     for file_path, doc_id in _candidate_files(paths, follow_symlinks, result):
         source = printable_path(file_path)
@@ -110,18 +131,39 @@ def printable_path(path: str | Path) -> str:
     return os.fsencode(str(path)).decode("utf-8", "backslashreplace")
 
 
+def _id_under(roots: Sequence[str], absolute: str) -> str | None:
+    """`absolute` relative to the first root that holds it, or None."""
+    for root in roots:
+        prefix = root.rstrip("/") + "/"
+        if absolute.startswith(prefix) and len(absolute) > len(prefix):
+            return absolute[len(prefix):]
+    return None
+
+
+def _absolute_folder(folder: Path) -> str:
+    return printable_path(folder.resolve()).replace(os.sep, "/")
+
+
 def _candidate_files(paths: Sequence[str | Path], follow_symlinks: bool,
                      result: LoadResult) -> Iterator[tuple[Path, str]]:
-    """(file, default document id) for every file under the given paths, folders walked in sorted order."""
+    """(file, default document id) for every file under the given paths, folders walked in sorted order; a
+    folder not under a known root (or a lone file's folder) becomes a root in `result.roots`."""
     for given in paths:
         root = Path(given)
         if root.is_file():
-            yield root, printable_path(root.name)
+            folder = _absolute_folder(root.parent)
+            absolute = folder.rstrip("/") + "/" + printable_path(root.name)
+            if _id_under(result.roots, absolute) is None:
+                result.roots.append(folder)
+            yield root, _id_under(result.roots, absolute) or printable_path(root.name)
             continue
+        folder = _absolute_folder(root)
+        if _id_under(result.roots, folder + "/x") is None:
+            result.roots.append(folder)
         found: list[tuple[str, Path]] = []
         _walk(root, root.resolve(), "", follow_symlinks, {root.resolve()}, found, result)
         for relative_name, path in sorted(found):
-            yield path, relative_name
+            yield path, _id_under(result.roots, folder.rstrip("/") + "/" + relative_name) or relative_name
 
 
 def _walk(folder: Path, real_root: Path, prefix: str, follow_symlinks: bool, seen: set[Path],
@@ -165,29 +207,188 @@ def _load_file(path: Path, doc_id: str) -> list[tuple[int | None, Document | str
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         raise SkipFile("unsupported type")
-    text = read_text(path)
     source = printable_path(path)
-    if suffix == ".jsonl":
-        return _jsonl_documents(text, source)
-    if suffix in (".html", ".htm"):
-        title, body = html_to_text(text)
-        title = title or _title_from_stem(path)
-    elif suffix in (".md", ".markdown"):
-        body = text
-        title = markdown_title(text) or _title_from_stem(path)
+    if suffix == ".pdf":
+        return [(None, doc) for doc in _pdf_documents(path, doc_id, source)]
+    if suffix == ".docx":
+        title, body, headings = _docx_parts(path)
     else:
-        body = text
-        title = _title_from_stem(path)
-    body = body.strip()
+        text = read_text(path)
+        if suffix == ".jsonl":
+            return _jsonl_documents(text, source)
+        if suffix in (".html", ".htm"):
+            title, body, headings = html_document(text)
+        elif suffix in (".md", ".markdown"):
+            title, body, headings = markdown_document(text)
+        else:
+            title, body, headings = "", text.strip(), []
     if not body:
         raise SkipFile("no text")
-    return [(None, Document(id=doc_id, text=body, title=title, metadata={"source": source}))]
+    metadata: dict[str, Any] = {FILE_KEY: source}
+    if headings:
+        metadata["sections"] = headings
+    return [(None, Document(id=doc_id, text=body, title=title or _title_from_stem(path), metadata=metadata))]
 
 
 def _title_from_stem(path: Path) -> str:
-    """"radium_institute.txt" -> "radium institute": a title BM25 and the embedder can read."""
+    """"radium_institute.txt" -> "radium institute": a title BM25 and the embedder can read (case kept:
+    "Li_Ming.txt" -> "Li Ming")."""
     stem = printable_path(path.stem)  # a non-UTF-8 name must not put a lone surrogate into the title
     return " ".join(re.split(r"[_\-\s]+", stem)).strip() or stem
+
+
+# ---- PDF and DOCX ---------------------------------------------------------------------------------------------
+
+
+def _pdf_documents(path: Path, doc_id: str, source: str) -> list[Document]:
+    """One Document per PDF page with text: id "<file id>#p<page>", metadata `page` (1-based) and `pages`, the
+    title from the PDF's own metadata or the file name. Encrypted (unless openable with the empty password),
+    broken and text-less PDFs raise SkipFile."""
+    from pypdf import PdfReader
+
+    try:
+        reader = PdfReader(path)
+        if reader.is_encrypted:
+            try:
+                opened = reader.decrypt("")
+            except Exception as error:  # e.g. an AES PDF without the cryptography package
+                raise SkipFile(f"encrypted PDF that cannot be opened ({type(error).__name__}: {error})") from None
+            if not opened:
+                raise SkipFile("encrypted PDF (it needs a password)")
+        info = reader.metadata
+        title = info.title if info is not None and isinstance(info.title, str) else ""
+        pages = [page.extract_text() or "" for page in reader.pages]
+    except SkipFile:
+        raise
+    except Exception as error:  # pypdf raises many kinds on a damaged file
+        raise SkipFile(f"unreadable PDF ({type(error).__name__}: {error})") from None
+    title = " ".join(_LONE_SURROGATE.sub("\ufffd", title).split()) or _title_from_stem(path)
+    documents = []
+    for number, text in enumerate(pages, start=1):
+        body = _LONE_SURROGATE.sub("\ufffd", text.replace("\x00", "")).strip()
+        if body:
+            documents.append(Document(id=f"{doc_id}#p{number}", text=body, title=title,
+                                      metadata={FILE_KEY: source, "page": number, "pages": len(pages)}))
+    if not documents:
+        raise SkipFile("no text in the PDF (scanned pages need OCR first)" if pages else "PDF without pages")
+    return documents
+
+
+def _docx_parts(path: Path) -> tuple[str, str, list[dict[str, Any]]]:
+    """(title, body, sections) of a Word file: paragraphs and table rows in order, heading-styled paragraphs
+    (and the "Title" style) out of the body; the title is the file's core title, else the first heading."""
+    import docx
+    from docx.table import Table
+
+    try:
+        document = docx.Document(str(path))
+        blocks: list[str] = []
+        headings: list[tuple[int, str]] = []
+        for item in document.iter_inner_content():
+            if isinstance(item, Table):
+                for row in item.rows:
+                    cells = list(dict.fromkeys(cell.text.strip() for cell in row.cells if cell.text.strip()))
+                    if cells:
+                        blocks.append(" | ".join(cells))
+                continue
+            text = item.text.replace(_MARK, "\ufffd")
+            style = (item.style.name if item.style is not None else "") or ""
+            heading = _DOCX_HEADING.match(style)
+            if (heading or style.lower() == "title") and text.strip():
+                headings.append((int(heading.group(1)) if heading else 0, text))
+                blocks.append(_MARK)
+            elif text.strip():
+                blocks.append(text)
+        title = document.core_properties.title or ""
+    except Exception as error:  # not a zip, no document part, bad XML...
+        raise SkipFile(f"unreadable DOCX ({type(error).__name__}: {error})") from None
+    marked = _LONE_SURROGATE.sub("\ufffd", "\n\n".join(blocks))
+    return _with_headings_out(marked, headings, " ".join(title.split()))
+
+
+# ---- headings ---------------------------------------------------------------------------------------------------
+
+
+def _with_headings_out(marked: str, headings: list[tuple[int, str]], title: str = ""
+                       ) -> tuple[str, str, list[dict[str, Any]]]:
+    """(title, body, sections) from a text in which _MARK stands where each of `headings` (level, text) was.
+
+    The pieces between headings are trimmed and joined by blank lines. The first heading is the title when
+    `title` is empty (the first heading that repeats a given `title` is dropped too); every other heading is a section
+    {heading, level, start}, `start` being where the text under it begins in the body."""
+    pieces = marked.split(_MARK)
+    if len(pieces) != len(headings) + 1:  # cannot happen: every heading left exactly one mark
+        raise ValueError("heading marks out of step")
+    parts: list[str] = []
+    starts: list[int] = []
+    length = 0
+    for index, piece in enumerate(pieces):
+        if index:
+            starts.append(length + 2 if parts else 0)
+        piece = piece.strip()
+        if piece:
+            length += len(piece) + (2 if parts else 0)
+            parts.append(piece)
+    body = "\n\n".join(parts)
+    sections: list[dict[str, Any]] = []
+    repeated = bool(title)  # a page's <h1> repeating its <title> is dropped once
+    for (level, raw), start in zip(headings, starts, strict=True):
+        text = " ".join(raw.split())
+        if not text:
+            continue
+        if not title:
+            title = text
+        elif repeated and text == title:
+            repeated = False
+        else:
+            sections.append({"heading": text, "level": level, "start": min(start, len(body))})
+    return title, body, sections
+
+
+def markdown_document(text: str) -> tuple[str, str, list[dict[str, Any]]]:
+    """(title, body, sections) of a Markdown file: ATX ("## Title") and setext (underlined) heading lines leave
+    the body, outside fenced code blocks; the first heading is the title, later ones are sections."""
+    text = text.replace(_MARK, "\ufffd")
+    lines = text.split("\n")
+    out: list[str] = []
+    headings: list[tuple[int, str]] = []
+    fence = ""
+    index = 0
+    while index < len(lines):
+        line = lines[index].rstrip("\r")
+        opening = _MD_FENCE.match(line)
+        if fence:
+            if opening and opening.group(1) == fence:
+                fence = ""
+            out.append(lines[index])
+            index += 1
+            continue
+        if opening:
+            fence = opening.group(1)
+            out.append(lines[index])
+            index += 1
+            continue
+        atx = _MD_ATX.fullmatch(line)
+        underline = (_MD_SETEXT_UNDERLINE.fullmatch(lines[index + 1].rstrip("\r"))
+                     if index + 1 < len(lines) else None)
+        paragraph_start = not out or not out[-1].strip() or out[-1] == _MARK
+        if atx and atx.group(2).strip():
+            headings.append((len(atx.group(1)), atx.group(2)))
+            out += ["", _MARK, ""]
+            index += 1
+        elif underline and line.strip() and paragraph_start and not line.lstrip().startswith(("-", "*", "+", ">")):
+            headings.append((1 if underline.group(1)[0] == "=" else 2, line.strip()))
+            out += ["", _MARK, ""]
+            index += 2
+        else:
+            out.append(lines[index])
+            index += 1
+    return _with_headings_out("\n".join(out), headings)
+
+
+def markdown_title(text: str) -> str:
+    """The first ATX ("# Title") or setext (underlined) heading, whichever comes first; "" when none."""
+    return markdown_document(text)[0]
 
 
 def read_text(path: Path) -> str:
@@ -307,9 +508,7 @@ def _jsonl_record(line: str, source: str) -> Document:
     if not isinstance(extra, dict):
         raise SkipFile("'metadata' must be a JSON object")
     metadata = dict(extra)
-    if "source" in metadata:
-        metadata["record_source"] = metadata.pop("source")
-    metadata["source"] = source
+    metadata.setdefault(FILE_KEY, source)  # the record's own keys are never renamed or overwritten
     if record.get("category") is not None:
         metadata["category"] = record["category"]
     return Document(id=str(doc_id), text=body.strip(), title=title.strip(), metadata=metadata)
@@ -329,17 +528,16 @@ def _clean_json(value: Any, depth: int) -> Any:
     return value
 
 
-def markdown_title(text: str) -> str:
-    """The first ATX ("# Title") or setext (underlined) heading, whichever comes first; "" when none."""
-    candidates = [match for match in (_MD_HEADING.search(text), _MD_SETEXT_HEADING.search(text)) if match]
-    if not candidates:
-        return ""
-    first = min(candidates, key=lambda match: match.start())
-    return first.group(1).strip()
-
-
 def html_to_text(html: str) -> tuple[str, str]:
-    """(title, readable text) of an HTML page: scripts, styles and navigation dropped, blocks as paragraphs.
+    """(title, readable text) of an HTML page; see `html_document`, which also returns the headings."""
+    title, body, _ = html_document(html)
+    return title, body
+
+
+def html_document(html: str) -> tuple[str, str, list[dict[str, Any]]]:
+    """(title, readable text, sections) of an HTML page: scripts, styles and navigation dropped, blocks as
+    paragraphs, <h1>..<h6> out of the text (the title is <title>, else the first <h1>, else the first heading;
+    the other headings are sections).
 
     Block elements become blank-line-separated paragraphs so sentence splitting sees their boundaries, while
     inline elements (links, emphasis) stay inside their sentence. One streaming pass of the standard library's
@@ -347,22 +545,25 @@ def html_to_text(html: str) -> tuple[str, str]:
     (100k nested <div>: 387 s).
     """
     parser = _TextExtractor()
-    parser.feed(html)
+    parser.feed(html.replace(_MARK, "\ufffd"))
     parser.close()
+    parser.end_heading()
     title = " ".join(" ".join(parser.title).split()) or " ".join(" ".join(parser.h1).split())
     lines = [" ".join(line.split()) for line in "".join(parser.parts).split("\n")]
     text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
-    return title, text
+    return _with_headings_out(text, parser.headings, title)
 
 
 class _TextExtractor(HTMLParser):
-    """Text, <title> and first <h1> of a page as the parser streams through it (no tree is built)."""
+    """Text, <title>, first <h1> and headings of a page as the parser streams through it (no tree is built)."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
         self.title: list[str] = []
         self.h1: list[str] = []
+        self.headings: list[tuple[int, str]] = []
+        self._heading: tuple[int, list[str]] | None = None
         self._open = {"dropped": 0, "head": 0, "pre": 0, "title": 0, "h1": 0}
         self._title_done = self._h1_done = False
 
@@ -371,32 +572,53 @@ class _TextExtractor(HTMLParser):
             return "dropped"
         return tag if tag in ("head", "pre", "title", "h1") else None
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        kind = self._kind(tag)
-        if kind:
-            self._open[kind] += 1
-        if self._open["dropped"] or self._open["head"]:
-            return
-        if tag == "br":
+    def _hidden(self) -> int:
+        return self._open["dropped"] or self._open["head"]
+
+    def end_heading(self) -> None:
+        """Close the heading being read: its text leaves the body, a mark stays in its place."""
+        if self._heading is not None:
+            level, text = self._heading
+            self._heading = None
+            self.headings.append((level, "".join(text)))
+            self.parts.append("\n\n" + _MARK + "\n\n")
+
+    def _break(self, tag: str) -> None:
+        if self._heading is not None:
+            self._heading[1].append(" ")
+        elif tag == "br":
             self.parts.append("\n")
         elif tag in _HTML_BLOCK_TAGS:
             self.parts.append("\n\n")
 
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        kind = self._kind(tag)
+        if kind:
+            self._open[kind] += 1
+        if self._hidden():
+            return
+        if tag in _HTML_HEADINGS and self._heading is None:
+            self._heading = (int(tag[1]), [])
+        else:
+            self._break(tag)
+
     def handle_endtag(self, tag: str) -> None:
         kind = self._kind(tag)
-        hidden = self._open["dropped"] or self._open["head"]
+        hidden = self._hidden()
         if kind and self._open[kind]:
             self._open[kind] -= 1
             self._title_done |= kind == "title" and bool(self.title)
             self._h1_done |= kind == "h1" and bool(self.h1)
-        if not hidden and tag in _HTML_BLOCK_TAGS:
-            self.parts.append("\n\n")
+        if hidden:
+            return
+        if tag in _HTML_HEADINGS and self._heading is not None:
+            self.end_heading()
+        elif tag in _HTML_BLOCK_TAGS:
+            self._break(tag)
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "br" and not (self._open["dropped"] or self._open["head"]):
-            self.parts.append("\n")
-        elif tag in _HTML_BLOCK_TAGS and not (self._open["dropped"] or self._open["head"]):
-            self.parts.append("\n\n")
+        if not self._hidden() and (tag == "br" or tag in _HTML_BLOCK_TAGS):
+            self._break(tag)
 
     def handle_data(self, data: str) -> None:
         if self._open["dropped"]:
@@ -406,6 +628,9 @@ class _TextExtractor(HTMLParser):
         if self._open["h1"] and not self._h1_done:
             self.h1.append(data)
         if self._open["head"]:
+            return
+        if self._heading is not None:
+            self._heading[1].append(data)
             return
         # Source line breaks inside a paragraph are just spaces in HTML; only <pre> keeps its layout.
         self.parts.append(data if self._open["pre"] else re.sub(r"\s+", " ", data))

@@ -29,8 +29,9 @@ class Document:
 class Chunk:
     """A retrievable unit: a piece of one document with its provenance in `metadata`.
 
-    metadata keys set by ingestion: source, category (if given), language, position (0-based order in the
-    document), start/end (character offsets in the document text).
+    metadata keys set by ingestion: file (the path read), category (if given), language, position (0-based order
+    in the document), start/end (character offsets in the document text), section (the heading the chunk starts
+    under, if any), page (PDF pages); a JSONL record's own metadata keys as they are.
     """
 
     id: str

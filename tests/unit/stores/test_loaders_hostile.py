@@ -80,7 +80,7 @@ def test_a_non_utf8_file_name_is_indexed_under_an_escaped_id(tmp_path: Path) -> 
     assert [doc.id for doc in result.documents] == ["caf\\xe9.txt", "ok.txt"]
     for doc in result.documents:
         doc.id.encode("utf-8")
-        doc.metadata["source"].encode("utf-8")
+        doc.metadata["file"].encode("utf-8")
         doc.title.encode("utf-8")  # the title comes from the name too (found by tests/fuzz)
 
 
