@@ -36,7 +36,7 @@ from stores.dense import DenseIndex
 from stores.docstore import DOCSTORE_FILE, DocStore
 from stores.embed_cache import content_hash, embed_passages_cached
 from stores.entity_index import EntityIndex
-from stores.loaders import load_documents
+from stores.loaders import load_documents, page_base, stale_pages
 from stores.ner import backend_name, chunk_entities
 from stores.types import Document
 
@@ -196,7 +196,8 @@ class IndexBundle:
         existing = self.docstore.document_hashes()
         settings = self.settings
         backfill = settings.entities and not self.has_entities
-        if all(existing.get(d.id) == _document_hash(d) for d in docs) and not backfill:
+        unchanged = all(existing.get(d.id) == _document_hash(d) for d in docs) and not stale_pages(docs, existing)
+        if unchanged and not backfill:
             report.documents_unchanged = len(docs)
             return report
 
@@ -226,9 +227,12 @@ class IndexBundle:
         def write(folder: Path) -> dict[str, Any]:
             stores = _open_stores(folder, self.manifest)
             known = stores.docstore.document_ids()
-            report.skipped = [(d, "no such document in the index") for d in doc_ids if d not in known]
-            _remove(stores, [d for d in doc_ids if d in known], report)
-            report.documents_deleted = len([d for d in doc_ids if d in known])
+            # a PDF's file id ("report.pdf") deletes all its pages ("report.pdf#p1", ...)
+            wanted = [page for d in doc_ids for page in
+                      ([d] if d in known else sorted(k for k in known if page_base(k) == d) or [d])]
+            report.skipped = [(d, "no such document in the index") for d in wanted if d not in known]
+            _remove(stores, [d for d in wanted if d in known], report)
+            report.documents_deleted = len([d for d in wanted if d in known])
             return {**_finish(folder, settings, self.embedder, stores), "roots": self.manifest.get("roots", [])}
 
         self._rewrite(write)
@@ -298,6 +302,10 @@ def _ingest(stores: _Stores, docs: Sequence[Document], settings: IndexSettings, 
     if replaced:
         _remove(stores, replaced, report)
         report.documents_replaced = len(replaced)
+    gone = stale_pages(docs, existing)  # pages a re-read PDF no longer has
+    if gone:
+        _remove(stores, gone, report)
+        report.documents_deleted += len(gone)
     report.documents_added = len(fresh) - len(replaced)
 
     def embed(sentences: list[str]):

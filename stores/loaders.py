@@ -31,7 +31,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -272,6 +272,20 @@ def _pdf_documents(path: Path, doc_id: str, source: str) -> list[Document]:
     if not documents:
         raise SkipFile("no text in the PDF (scanned pages need OCR first)" if pages else "PDF without pages")
     return documents
+
+
+def page_base(doc_id: str) -> str | None:
+    """"report.pdf" for a PDF page's id "report.pdf#p2"; None for any other id."""
+    base, mark, page = doc_id.rpartition("#p")
+    return base if mark and base and page.isdigit() else None
+
+
+def stale_pages(docs: Sequence[Document], existing: Iterable[str]) -> list[str]:
+    """Ids in `existing` of pages of a PDF in `docs` that this read did not produce (the file lost pages, or a
+    page lost its text): replacing a PDF must drop them, as replacing any other file drops its old text."""
+    fresh = {doc.id for doc in docs}
+    files = {base for doc in docs if "page" in doc.metadata and (base := page_base(doc.id))}
+    return sorted(i for i in existing if i not in fresh and page_base(i) in files)
 
 
 def _docx_parts(path: Path) -> tuple[str, str, list[dict[str, Any]]]:

@@ -225,3 +225,24 @@ def test_a_file_outside_every_root_keeps_its_name_as_id(tmp_path: Path) -> None:
     again = load_documents([inside, outside], roots=first.roots)
     assert [doc.id for doc in again.documents] == ["a/x.txt", "y.txt"]
     assert again.roots == [*first.roots, str((tmp_path / "elsewhere").resolve())]
+
+
+def test_a_pdf_that_lost_a_page_loses_it_in_the_index_and_deletes_by_file_name(
+        tmp_path: Path, tiny_embedder_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = tmp_path / "docs"
+    report = write_file(corpus / "report.pdf", pdf_bytes([["The river flows."], ["The bridge is old."],
+                                                         ["The city is large."]]))
+    write_file(corpus / "notes.txt", "Notes about the harbour.")
+    index = tmp_path / "idx"
+    _index([corpus], index, tiny_embedder_dir)
+    write_file(report, pdf_bytes([["The river flows."], ["The bridge is new."]]))
+    _index([report], index, tiny_embedder_dir)
+    bundle = IndexBundle.open(index)
+    assert sorted(bundle.docstore.document_ids()) == ["notes.txt", "report.pdf#p1", "report.pdf#p2"]
+    bundle.close()
+    capsys.readouterr()
+    assert main(["index", "--index", str(index), "--delete", "report.pdf", "--quiet"]) == 0
+    assert "skipped" not in capsys.readouterr().err
+    bundle = IndexBundle.open(index)
+    assert sorted(bundle.docstore.document_ids()) == ["notes.txt"]
+    bundle.close()
