@@ -239,6 +239,19 @@ class Context:
         "and the web cannot help (0 = abstain at once).",
     )
     debug: bool = _setting(False, "Keep intermediate passages of every stage in the output's `debug`.")
+    # ---- chat and human review (nodes/conversation.py, nodes/review.py) ------------------------------------
+    llm_followup: bool = _setting(
+        False,
+        "On a thread, let the chat model (rewrite_model) rewrite a follow-up ('and where was he born?') as a "
+        "standalone question (validated; the rule rewrite when it fails). Off: the rule resolves pronouns and "
+        "'and ...' questions against the previous turn.",
+    )
+    review: Literal["off", "before_web", "before_answer"] = _setting(
+        "off",
+        "Human review: pause the run with interrupt() before a web search (resume with action approve, skip or "
+        "reject) or before the answer is given (approve, edit with an answer, or reject). Needs a checkpointer "
+        "(the server has one; in Python compile with one and pass a thread_id).",
+    )
 
     def __post_init__(self) -> None:
         hints = get_type_hints(type(self))

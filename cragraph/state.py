@@ -10,6 +10,8 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal, NotRequired
 
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict  # pydantic builds JSON schemas (Studio's form) only from this one before 3.12
 
 from evaluators.base import Grade
@@ -25,7 +27,11 @@ RUN_START = "run_start"
 
 def new_run(update: dict[str, Any], state: Mapping[str, Any]) -> dict[str, Any]:
     """`update` (the first node's) with its first trace record marked RUN_START, and `debug` restarted when
-    the thread has one: the reducers then drop the thread's earlier runs."""
+    the thread has one: the reducers then drop the thread's earlier runs. A run whose conversation step already
+    opened the trace (a record marked with this run's `run_mark`, see nodes/conversation.py) is left as it is."""
+    mark = state.get("run_mark")
+    if mark and any(record.get(RUN_START) == mark for record in state.get("trace") or []):
+        return update
     first, *rest = update["trace"]
     update["trace"] = [{**first, RUN_START: True}, *rest]
     if state.get("debug"):
@@ -73,11 +79,14 @@ def merge_dicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> di
 
 class InputState(TypedDict):
     """What a caller gives: the question and, optionally, metadata filters (e.g. {"language": "ru"}) and
-    `recommend_only` (return the retrieval strategy recommendation and its alternatives, retrieving nothing)."""
+    `recommend_only` (return the retrieval strategy recommendation and its alternatives, retrieving nothing).
+    A chat client gives `messages` instead (LangGraph's chat convention): the last user message is the question,
+    resolved against the thread's earlier turns when it is a follow-up."""
 
     question: str
     filters: NotRequired[dict[str, Any] | None]
     recommend_only: NotRequired[bool]
+    messages: NotRequired[Annotated[list[AnyMessage], add_messages]]
 
 
 class Citation(TypedDict):
@@ -132,6 +141,16 @@ class OutputState(TypedDict, total=False):
     strategy: dict[str, Any]
     trace: Annotated[list[dict[str, Any]], append_trace]
     debug: Annotated[dict[str, Any], merge_dicts]
+    # the chat: the user's turns and an AIMessage per answer (its citations and evidence in additional_kwargs)
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+class Turn(TypedDict):
+    """One answered turn of a thread: the standalone question asked and the answer given."""
+
+    question: str
+    answer: str
+    abstained: bool
 
 
 class State(InputState, OutputState, total=False):
@@ -159,6 +178,11 @@ class State(InputState, OutputState, total=False):
     evidence_hits: list[dict[str, Any]]
     decomposition_source: str
     multihop_answer: str | None
+    # the conversation (nodes/conversation.py) and human review (nodes/review.py)
+    asked_id: str  # id of the user message this run answers (a thread's later run sees it answered)
+    run_mark: str  # this run's mark on the trace record that opened it (see new_run)
+    last_turn: Turn  # the thread's previous turn, for a follow-up asked as {"question": ...}
+    followup: dict[str, Any]  # {"asked", "standalone", "how"} when the question was rewritten as a follow-up
 
 
 class MultihopInput(TypedDict):

@@ -1,10 +1,12 @@
 """The main CRAG graph, compiled as `graph` (what `from graph import graph`, langgraph.json and Studio load).
 
-START -> understand -> retrieve -> rerank -> grade -> {refine | refine + web_search | web_search | rewrite}
--> select -> highlight -> answer -> END, with rewrite -> retrieve as the bounded re-retrieval loop; multi-hop
-questions go understand -> multihop (the planning subgraph) -> grade, so the plan's evidence is graded and refined
-like retrieved passages (and abandoned when it is judged incorrect). Importing this module loads no model:
-nodes load the index and models through per-process caches on first use.
+START -> conversation (the question from `messages` or `question`, a follow-up resolved) -> understand
+-> retrieve -> rerank -> grade -> {refine | refine + web_search | web_search | rewrite} -> select -> highlight
+-> answer -> respond (the answer as an AIMessage) -> END, with rewrite -> retrieve as the bounded re-retrieval
+loop; multi-hop questions go understand -> multihop (the planning subgraph) -> grade, so the plan's evidence is
+graded and refined like retrieved passages (and abandoned when it is judged incorrect). Human review
+(Context.review) adds review_web between grade and a web search, or review_answer between answer and respond.
+Importing this module loads no model: nodes load the index and models through per-process caches on first use.
 """
 
 from __future__ import annotations
@@ -15,19 +17,28 @@ from cragraph.context import Context
 from cragraph.policy import ClientContext
 from cragraph.state import InputState, OutputState, State
 from graph.multihop import multihop_graph
-from graph.routes import route_after_grade, route_after_web, route_question
+from graph.routes import (
+    route_after_answer,
+    route_after_grade,
+    route_after_review_web,
+    route_after_web,
+    route_question,
+)
 from nodes.answer import answer
+from nodes.conversation import conversation, respond
 from nodes.grade import grade
 from nodes.highlight import highlight
 from nodes.refine import refine
 from nodes.rerank import rerank
 from nodes.retrieve import retrieve
+from nodes.review import review_answer, review_web
 from nodes.rewrite import rewrite
 from nodes.select import select
 from nodes.understand import understand
 from nodes.web_search import web_search
 
 NODES = (
+    "conversation",
     "understand",
     "multihop",
     "retrieve",
@@ -39,6 +50,9 @@ NODES = (
     "select",
     "highlight",
     "answer",
+    "review_web",
+    "review_answer",
+    "respond",
 )
 
 
@@ -48,6 +62,7 @@ def build_graph() -> StateGraph[State, Context, InputState, OutputState]:
     builder: StateGraph[State, Context, InputState, OutputState] = StateGraph(
         State, context_schema=ClientContext, input_schema=InputState, output_schema=OutputState
     )
+    builder.add_node("conversation", conversation)
     builder.add_node("understand", understand)
     builder.add_node("multihop", multihop_graph)
     builder.add_node("retrieve", retrieve)
@@ -59,19 +74,30 @@ def build_graph() -> StateGraph[State, Context, InputState, OutputState]:
     builder.add_node("select", select)
     builder.add_node("highlight", highlight)
     builder.add_node("answer", answer)
+    builder.add_node("review_web", review_web)
+    builder.add_node("review_answer", review_answer)
+    builder.add_node("respond", respond)
 
-    builder.add_edge(START, "understand")
+    builder.add_edge(START, "conversation")
+    builder.add_edge("conversation", "understand")
     builder.add_conditional_edges("understand", route_question, ["retrieve", "multihop", END])
     builder.add_edge("multihop", "grade")
     builder.add_edge("retrieve", "rerank")
     builder.add_edge("rerank", "grade")
-    builder.add_conditional_edges("grade", route_after_grade, ["refine", "web_search", "rewrite", "select"])
+    builder.add_conditional_edges(
+        "grade", route_after_grade, ["refine", "web_search", "rewrite", "select", "review_web"]
+    )
+    builder.add_conditional_edges(
+        "review_web", route_after_review_web, ["refine", "web_search", "rewrite", "select", "respond"]
+    )
     builder.add_edge("refine", "select")
     builder.add_conditional_edges("web_search", route_after_web, ["rewrite", "select"])
     builder.add_edge("rewrite", "retrieve")
     builder.add_edge("select", "highlight")
     builder.add_edge("highlight", "answer")
-    builder.add_edge("answer", END)
+    builder.add_conditional_edges("answer", route_after_answer, ["review_answer", "respond"])
+    builder.add_edge("review_answer", "respond")
+    builder.add_edge("respond", END)
     return builder
 
 

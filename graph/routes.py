@@ -1,14 +1,19 @@
 """Conditional edges: the question's route, the three CRAG branches, and the bounded re-retrieval loop.
 
 The loop budget lives in state (`retrieval_round` < `max_retrieval_rounds`), never in the recursion limit, and
-a web search that ran (or could not) is not repeated: `web_status` remembers it.
+a web search that ran (or could not) is not repeated: `web_status` remembers it. With human review on
+(Context.review), the run detours through a review node before the web search or after the answer.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
+from langgraph.runtime import Runtime
+
+from cragraph.context import Context
 from cragraph.state import State
+from nodes._runtime import settings_of
 
 Destination = Literal["refine", "web_search", "rewrite", "select"]
 
@@ -25,7 +30,30 @@ def _budget_left(state: State) -> bool:
     return state.get("retrieval_round", 0) < state.get("max_retrieval_rounds", 0)
 
 
-def route_after_grade(state: State) -> list[Destination]:
+def route_after_grade(
+    state: State, runtime: Runtime[Context] | None = None
+) -> list[Destination] | list[Literal["review_web"]]:
+    """The CRAG route (crag_route); with review="before_web", a route that would search the web goes to
+    review_web first, so the person decides before refine and the web search fan out."""
+    destinations = crag_route(state)
+    settings = settings_of(runtime)
+    if "web_search" in destinations and settings.review == "before_web" and settings.web_search:
+        return ["review_web"]
+    return destinations
+
+
+def route_after_review_web(state: State) -> list[Destination] | Literal["respond"]:
+    """approve: the CRAG route with the web; skip (web_status "skipped by review"): the route without it;
+    reject: respond with the abstention review_web wrote."""
+    return "respond" if state.get("web_status") == "rejected by review" else crag_route(state)
+
+
+def route_after_answer(state: State, runtime: Runtime[Context] | None = None) -> Literal["review_answer", "respond"]:
+    """With review="before_answer", the drafted answer goes to a person before it is given."""
+    return "review_answer" if settings_of(runtime).review == "before_answer" else "respond"
+
+
+def crag_route(state: State) -> list[Destination]:
     """correct -> refine; ambiguous -> refine and web (in parallel); incorrect -> web, or when the web already
     ran or cannot run: rewrite and retrieve again within the budget, else select (the answer abstains)."""
     verdict = state.get("verdict", "incorrect")
