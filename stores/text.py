@@ -40,9 +40,9 @@ _GENERIC_BOUNDARY = re.compile(
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n\s*")
 _STRUCTURAL_LINE = re.compile(r"[ \t]*(?:#{1,6}[ \t]|[-*+•][ \t]|\d{1,3}[.)][ \t])")
 _HEADING_LINE = re.compile(r"[ \t]*#{1,6}[ \t]")
-_NEWLINE = re.compile(r"\n")
 _SENTENCE_END = re.compile(r"[.!?:;…。！？；][\"'”’»)\]]*$")
-_WRAPPED_LINE_CHARS = 50
+_WRAPPED_LINE_CHARS = 40
+_WRAP_WIDTH = 100
 _SOFT_BREAK = re.compile(r"\n|[.!?][\"'”’»)\]]*\s|[。！？；]+[”’」』〕）)\]\"']*")
 
 
@@ -206,21 +206,30 @@ def _unwrap_lines(block: str) -> str:
 
     pysbd ends a sentence at every newline, so "founded in Eindhoven, the\nNetherlands. Its first..." became
     "...the" + "Netherlands." + "Its first...": a wrapped sentence cut in two, its tail glued to the next one by
-    strip joining. A break is a wrap when its line does not end a sentence (no final . ! ? : ; …) and the line is
-    long (>= 50 characters, as wrapped prose is) or the next line starts in lower case; a short unpunctuated
-    line (a title, a name) keeps its break."""
+    strip joining. Only a block that reads as hard-wrapped is changed: no line longer than a terminal's 100
+    characters, and its lines (but the last) mostly 40 or longer. There a line that does not end a sentence (no
+    final . ! ? : ; …) continues on the next line when it reaches half the longest line's length or the next line
+    starts in lower case. A short unpunctuated line (a title, a name) keeps its break, and so do menus, lists and
+    the long lines of scraped web text, whose headings are lines without a final stop."""
     if "\n" not in block:
         return block
+    lines = block.split("\n")
+    lengths = [len(line.strip()) for line in lines]
+    inner = sorted(length for length in lengths[:-1] if length)
+    longest = max(lengths)
+    if longest > _WRAP_WIDTH or not inner or inner[len(inner) // 2] < _WRAPPED_LINE_CHARS:
+        return block
     chars = list(block)
-    line_start = 0
-    for match in _NEWLINE.finditer(block):
-        line = block[line_start:match.start()].strip()
-        following = block[match.end():].lstrip()
-        line_start = match.end()
-        if not line or not following or _SENTENCE_END.search(line):
-            continue
-        if len(line) >= _WRAPPED_LINE_CHARS or following[0].islower():
-            chars[match.start()] = " "
+    position = 0
+    for index, line in enumerate(lines[:-1]):
+        position += len(line)
+        text = line.strip()
+        following = next((later.strip() for later in lines[index + 1:] if later.strip()), "")
+        if text and following and not _SENTENCE_END.search(text) and (
+            following[0].islower() or 2 * len(text) >= longest
+        ):
+            chars[position] = " "
+        position += 1
     return "".join(chars)
 
 
