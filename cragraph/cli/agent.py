@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
@@ -30,7 +31,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     from cragraph.cli.options import DEFAULT_INDEX
 
     ask = commands.add_parser("ask", help="answer a question from the index (CRAG graph), with citations")
-    ask.add_argument("question", nargs="*", help="one or more questions")
+    ask.add_argument("question", nargs="*",
+                     help="one or more questions; - reads more from stdin, one per line, each answered as it "
+                          "arrives by the same process (models load once; empty lines are skipped, EOF ends)")
     ask.add_argument(
         "--file",
         type=Path,
@@ -136,22 +139,36 @@ def run_ask(args: argparse.Namespace) -> int:
         raise FileNotFoundError(
             f"no index at {context.index}; build one with `cragraph index PATH --index {context.index}`"
         )
-    questions = list(args.question)
+    from_stdin = STDIN in args.question
+    questions = [question for question in args.question if question != STDIN]
     if args.file is not None:
         lines = args.file.read_text(encoding="utf-8").splitlines()
         questions += [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
-    if not questions:
-        raise ValueError("no question given: pass a question or --file FILE")
+    if not questions and not from_stdin:
+        raise ValueError("no question given: pass a question, --file FILE, or - to read questions from stdin")
     filters = parse_filters(args.filter)
-    for number, question in enumerate(questions):
-        if len(questions) > 1 and not args.json:  # JSON Lines: one object per question, nothing between
+    many = len(questions) > 1 or from_stdin
+    stream = itertools.chain(questions, stdin_questions(sys.stdin)) if from_stdin else questions
+    for number, question in enumerate(stream):
+        if many and not args.json:  # JSON Lines: one object per question, nothing between
             print(("\n" if number else "") + f"## {question}\n")
         request: dict[str, Any] = {"question": question}
         if filters:
             request["filters"] = filters
         result = graph.invoke(request, context=context)
         print_result({"question": question, **result} if args.json else result, args)
+        sys.stdout.flush()  # a reader at the other end of a pipe gets each answer as it is made
     return 0
+
+
+STDIN = "-"
+
+
+def stdin_questions(stream: typing.TextIO) -> typing.Iterator[str]:
+    """Questions from a stream, one per line, yielded as each line arrives (not after EOF); blank lines skipped."""
+    for line in iter(stream.readline, ""):
+        if line.strip():
+            yield line.strip()
 
 
 def run_recommend(args: argparse.Namespace) -> int:
