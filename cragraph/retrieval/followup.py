@@ -34,7 +34,9 @@ PERSON_PRONOUNS = frozenset({
 THING_PRONOUNS = frozenset({"it", "its", "оно", "это"})
 _POSSESSIVE = frozenset({"his", "her", "its", "their"})
 _ZH_PERSON = ("他们", "她们", "他", "她")
-_ZH_THING = ("它们", "它", "其")
+_ZH_THING = ("它们", "它")
+_ZH_PRONOUN = re.compile("(?<!其)(他们|她们|它们|他|她|它)")  # 其他 is "other", not "he"
+_ZH_AFTER_NA = "，,、 他她它"  # 那 opens a follow-up before a pause or a pronoun ("那他呢？")
 _WORD = re.compile(r"\w+", re.UNICODE)
 _CITATION = re.compile(r"\s*\[\d{1,3}\]")
 # A run of capitalized words, allowing short lower-case joiners inside ("Institute for Physical Problems").
@@ -65,6 +67,8 @@ def _connector(question: str) -> str | None:
     for connector in _CONNECTORS:
         if lowered.startswith(connector):
             rest = lowered[len(connector):]
+            if connector == "那" and rest and rest[0] not in _ZH_AFTER_NA:  # 那不勒斯 (Naples) is no "then"
+                continue
             if not rest or not rest[0].isalnum() or ord(connector[-1]) >= 0x2E80:  # CJK: no word boundary
                 return connector
     return None
@@ -88,7 +92,7 @@ def is_followup(question: str) -> bool:
     if _connector(text):
         return True
     if language_of(text) == "zh":
-        return any(p in text for p in _ZH_PERSON + _ZH_THING) and len(text) <= 16
+        return bool(_ZH_PRONOUN.search(text)) and len(text) <= 16
     if not _pronouns(text) or _has_own_name(text):
         return False
     own = [w for w in content_words(text) if w not in PERSON_PRONOUNS | THING_PRONOUNS]
@@ -143,10 +147,12 @@ def resolve(question: str, previous_question: str, previous_answer: str = "", an
     connector = _connector(text)
     rest = text[len(connector):].lstrip(" ,，、") if connector else text
     if language_of(text) == "zh":
-        for pronoun in _ZH_PERSON + _ZH_THING:
-            if pronoun in rest:
-                referent = _referent(pronoun, previous_question, previous_answer, answered)
-                return Resolution(rest.replace(pronoun, referent, 1), f"rule: {pronoun} -> {referent}")
+        found = _ZH_PRONOUN.search(rest)
+        if found:
+            pronoun = found.group()
+            referent = _referent(pronoun, previous_question, previous_answer, answered)
+            rewritten = rest[: found.start()] + referent + rest[found.end():]
+            return Resolution(rewritten, f"rule: {pronoun} -> {referent}")
         entity = key_entity(previous_question)
         return Resolution(_ask(f"{entity}{_stem(rest)}", end), f"rule: + {entity}")
     pronouns = _pronouns(rest)

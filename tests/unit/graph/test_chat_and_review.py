@@ -172,3 +172,22 @@ def test_review_without_a_checkpointer_is_refused_naming_the_fix(index):
     with pytest.raises(ValueError, match="needs a checkpointer") as refused:
         graph.invoke({"question": IN_CORPUS}, context=context(index, review="before_web"))
     assert "InMemorySaver" in str(refused.value) and "langgraph dev" in str(refused.value)
+
+
+def test_with_an_llm_answer_the_models_reply_streams_from_the_answer_step_before_the_message(index, monkeypatch):
+    reply = ('{"answerable": true, "answer": "The Volga [1].", "citations": [1], '
+             '"evidence": ["It flows into the Caspian Sea."]}')
+    model = ScriptedChatModel(responses=[reply])
+    monkeypatch.setattr(cragraph.models.structured, "load_chat_model", lambda spec: model)
+    chunks = list(graph.stream(user(IN_CORPUS), context=context(index, llm_answer=True), stream_mode="messages"))
+    by_node = [(meta["langgraph_node"], message.content) for message, meta in chunks]
+    assert ("answer", reply) in by_node, by_node  # the chat model's own output, as the answer step produced it
+    assert by_node[-1] == ("respond", "The Volga [1].")
+
+
+def test_a_transcript_sent_without_a_thread_resolves_its_follow_up(index):
+    transcript = [{"role": "user", "content": DIRECTOR}, {"role": "assistant", "content": "Pyotr Kapitsa [1]"},
+                  {"role": "user", "content": FOLLOW_UP}]
+    result = graph.invoke({"messages": transcript}, context=context(index))
+    assert "Where was Pyotr Kapitsa born?" in result["trace"][0]["note"] and "Kronstadt" in result["answer"]
+    assert len(result["messages"]) == 4

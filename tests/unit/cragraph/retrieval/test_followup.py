@@ -29,6 +29,7 @@ DIRECTOR = "Who was the first director of the Institute for Physical Problems?"
         ("а где он родился?", "Кто был первым директором Института физических проблем?", "Пётр Капица [1]",
          "Где Пётр Капица родился?"),
         ("他出生在哪里？", "物理问题研究所的第一任所长是谁？", "卡皮察 [1]", "卡皮察出生在哪里？"),
+        ("那他出生在哪里？", "物理问题研究所的第一任所长是谁？", "卡皮察 [1]", "卡皮察出生在哪里？"),
     ],
 )
 def test_a_follow_up_is_rewritten_against_the_previous_turn(question, previous, answer, expected):
@@ -44,6 +45,8 @@ def test_a_follow_up_is_rewritten_against_the_previous_turn(question, previous, 
         "Where was Kapitsa born and when did he die?",  # a pronoun, but a name of its own
         "Which river that flows through Kazan and Nizhny Novgorod does it join near Astrakhan?",  # many words
         "Andrew Wiles proved which theorem?",  # starts like "and", is not the word "and"
+        "那不勒斯在哪个国家？",  # Naples starts with 那 ("then")
+        "其他国家有哪些？",  # 其他 ("other") holds 他 ("he")
     ],
 )
 def test_a_standalone_question_is_left_as_it_is(question):
