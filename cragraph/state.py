@@ -98,6 +98,7 @@ class Citation(TypedDict):
     source: Literal["index", "web"]
     url: str | None
     doc_id: str | None
+    page: NotRequired[int | None]  # the PDF page of the chunk; None for other files and the web
 
 
 class Evidence(TypedDict):
