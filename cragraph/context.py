@@ -149,8 +149,8 @@ class Context:
     # ---- refine --------------------------------------------------------------------------------------------
     refine: bool = _setting(True, "Split kept passages into knowledge strips and drop the weak ones.")
     refine_min_passages: int = _setting(
-        0, "Refine at least this many passages, the best graded, even below `lower` (with a correct or ambiguous "
-        "verdict), so the answer step reads more than the one or two passages the grader is sure of."
+        2, "Refine at least this many passages, the best graded, even below `lower` (with a correct or ambiguous "
+        "verdict; web results too), so the answer step reads more than the one passage the grader is sure of."
     )
     strip_min_chars: int = mirrored(StripSettings, "min_chars")
     strip_max_chars: int = mirrored(StripSettings, "max_chars")
@@ -164,7 +164,9 @@ class Context:
     llm_web_query: bool = _setting(False, "Let the chat model write the web query (else a keyword rule).")
     # ---- select --------------------------------------------------------------------------------------------
     select_alpha: float = _setting(0.5, "a in coverage(C) = a*cos(q, mean(C)) + (1-a)*max cos(q, c).")
-    select_min_gain: float = _setting(0.002, "Selection stops when the best marginal coverage gain is below.")
+    select_min_gain: float = _setting(
+        -1.0, "Selection stops when the best marginal coverage gain is below (-1: never; only the budget stops it)."
+    )
     context_budget_chars: int = _setting(2400, "Most characters of context handed to the answer.")
     # ---- highlight (nodes/highlight.py, between select and answer) -----------------------------------------
     highlight: bool = _setting(

@@ -8,7 +8,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from cragraph.context import Context
-from cragraph.knowledge.strips import StripSettings, refine_passages
+from cragraph.knowledge.strips import StripSettings, passages_to_refine, refine_passages
 from cragraph.settings import section
 from cragraph.state import StageTimer, State
 from nodes._runtime import bundle_of, evaluator_of, settings_of
@@ -17,7 +17,7 @@ from nodes._runtime import bundle_of, evaluator_of, settings_of
 def refine(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("refine")
     settings = settings_of(runtime)
-    kept_passages = kept_for_refinement(state.get("candidates", []), settings.lower, settings.refine_min_passages)
+    kept_passages = passages_to_refine(state.get("candidates", []), settings.lower, settings.refine_min_passages)
     if not settings.refine:
         knowledge = [{**p, "strips": []} for p in kept_passages]
         return {
@@ -36,10 +36,3 @@ def refine(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     ]
     return update
 
-
-def kept_for_refinement(candidates: list[dict[str, Any]], lower: float, at_least: int) -> list[dict[str, Any]]:
-    """The passages graded at least `lower`, topped up with the best-graded others to `at_least`, in rank order."""
-    grade = [p.get("grade", 1.0) for p in candidates]
-    best = sorted(range(len(candidates)), key=lambda i: -grade[i])[:at_least]
-    keep = {i for i in range(len(candidates)) if grade[i] >= lower} | set(best)
-    return [p for i, p in enumerate(candidates) if i in keep]

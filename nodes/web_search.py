@@ -1,4 +1,5 @@
-"""web_search: rewrite the question into a web query, ask Tavily, refine the results like internal passages.
+"""web_search: rewrite the question into a web query, ask Tavily, grade and refine the results like internal
+passages (those graded at least `lower`, topped up to `refine_min_passages`).
 
 Off, no key, timeout, 401/403, 429, 5xx or a garbled reply: the node records why in `web_status` and the trace
 and returns no web knowledge; the graph then re-retrieves or abstains. It never raises for a web failure.
@@ -11,8 +12,8 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from cragraph.context import Context
-from cragraph.knowledge.passages import web_passage
-from cragraph.knowledge.strips import StripSettings, refine_passages
+from cragraph.knowledge.passages import passage_text, web_passage
+from cragraph.knowledge.strips import StripSettings, passages_to_refine, refine_passages
 from cragraph.models.structured import ask_structured
 from cragraph.retrieval.multi_query import keyword_form
 from cragraph.retrieval.web import WebSearchClient, WebSearchError
@@ -38,8 +39,14 @@ def web_search(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         return _without_web(timer, f"failed:{error.kind}", f"web search failed ({error}); query {query!r}")
     passages = [web_passage(r) for r in results[: settings.web_max_results]]
     evaluator = evaluator_of(settings, bundle_of(settings))
+    grades = evaluator.score(state["question"], [passage_text(p) for p in passages]) if passages else []
+    graded = [{**p, "grade": float(g)} for p, g in zip(passages, grades, strict=True)]
     knowledge, stats = refine_passages(
-        state["question"], passages, evaluator, section(StripSettings, settings, "strip_"), settings.upper
+        state["question"],
+        passages_to_refine(graded, settings.lower, settings.refine_min_passages),
+        evaluator,
+        section(StripSettings, settings, "strip_"),
+        settings.upper,
     )
     scores = stats.pop("scores")
     status = "ok" if knowledge else "no relevant results"

@@ -30,6 +30,18 @@ class StripSettings:
     )
 
 
+def passages_to_refine(passages: list[dict[str, Any]], lower: float, at_least: int) -> list[dict[str, Any]]:
+    """The passages graded at least `lower`, topped up with the best-graded others to `at_least`, in rank order.
+
+    Why the top-up: the grader is sure of one passage per question far more often than the answer lies in one
+    (the second hop of a bridge question scores low against the question itself).
+    """
+    grade = [p.get("grade", 1.0) for p in passages]
+    best = sorted(range(len(passages)), key=lambda i: -grade[i])[:at_least]
+    keep = {i for i in range(len(passages)) if grade[i] >= lower} | set(best)
+    return [p for i, p in enumerate(passages) if i in keep]
+
+
 def strip_spans(text: str, language: str, min_chars: int, max_chars: int) -> list[tuple[int, int]]:
     """Sentence spans, a sentence shorter than `min_chars` joined with the next while under `max_chars`.
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from nodes.refine import kept_for_refinement
+from cragraph.knowledge.strips import passages_to_refine
 
 
 def test_passages_above_lower_are_topped_up_with_the_best_graded_others_in_rank_order():
     candidates = [{"id": name, "grade": grade} for name, grade in (("a", 0.6), ("b", -0.2), ("c", -0.5), ("d", 0.1))]
-    assert [p["id"] for p in kept_for_refinement(candidates, 0.0, 0)] == ["a", "d"]
-    assert [p["id"] for p in kept_for_refinement(candidates, 0.0, 3)] == ["a", "b", "d"]
-    assert [p["id"] for p in kept_for_refinement(candidates, 0.0, 10)] == ["a", "b", "c", "d"]
+    assert [p["id"] for p in passages_to_refine(candidates, 0.0, 0)] == ["a", "d"]
+    assert [p["id"] for p in passages_to_refine(candidates, 0.0, 3)] == ["a", "b", "d"]
+    assert [p["id"] for p in passages_to_refine(candidates, 0.0, 10)] == ["a", "b", "c", "d"]
