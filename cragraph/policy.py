@@ -221,6 +221,8 @@ def checked_question(request: Mapping[str, Any]) -> str:
     that is not a non-empty string (e.g. 42), one with a lone surrogate, and filters or recommend_only of the
     wrong type. Each refusal is a ValueError naming the field (a server returns its message)."""
     question = request.get("question")
+    if question is None:
+        raise ValueError('no question: give {"question": "..."} or chat {"messages": [{"role": "user", ...}]}')
     if not isinstance(question, str):
         raise ValueError(f"the question must be a string, not {_shown(question)}")
     try:

@@ -81,9 +81,10 @@ class InputState(TypedDict):
     """What a caller gives: the question and, optionally, metadata filters (e.g. {"language": "ru"}) and
     `recommend_only` (return the retrieval strategy recommendation and its alternatives, retrieving nothing).
     A chat client gives `messages` instead (LangGraph's chat convention): the last user message is the question,
-    resolved against the thread's earlier turns when it is a follow-up."""
+    resolved against the thread's earlier turns when it is a follow-up. Hence neither is required by the schema;
+    a run with neither is refused by the first node."""
 
-    question: str
+    question: NotRequired[str]
     filters: NotRequired[dict[str, Any] | None]
     recommend_only: NotRequired[bool]
     messages: NotRequired[Annotated[list[AnyMessage], add_messages]]
