@@ -174,7 +174,6 @@ class State(InputState, OutputState, total=False):
     max_retrieval_rounds: int
     # written by the multi-hop subgraph (graph/multihop.py)
     facets: list[str]
-    hop_questions: list[str]
     plan_dsl: str
     compiled_plan: dict[str, Any]
     evidence_hits: list[dict[str, Any]]
@@ -202,7 +201,6 @@ class MultihopOutput(TypedDict, total=False):
     candidates: list[dict[str, Any]]
     evidence_hits: list[dict[str, Any]]
     facets: list[str]
-    hop_questions: list[str]  # sub-questions with their slots filled by the plan: the last hops asked outright
     plan_dsl: str
     compiled_plan: dict[str, Any]
     decomposition_source: str

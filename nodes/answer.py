@@ -23,7 +23,6 @@ from cragraph.knowledge.strips import StripSettings
 from cragraph.models.structured import ask_structured
 from cragraph.reader import Passage, ReaderAnswer
 from cragraph.reader.cache import load_reader
-from cragraph.reader.questions import question_form
 from cragraph.reader.support import is_supported
 from cragraph.retrieval.sanitize import drop_instructions
 from cragraph.settings import section
@@ -33,7 +32,6 @@ from prompts.answer import AnswerReply, answer_messages
 from prompts.languages import abstention
 from stores.text import language_of
 
-MAX_HOP_READS = 4  # filled sub-questions read per planned question (each reading costs one encoder pass)
 _MARKER = re.compile(r"\[(\d{1,3})\]")
 _SPACES = re.compile(r"\s+")
 
@@ -72,8 +70,7 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             }
     reader = load_reader(settings.reader_path)
     passages = [_reader_passage(p) for p in context]
-    readings = [reader.read(q, passages, language) for q in reading_questions(state, language)]
-    short = max((r for r in readings if r is not None), key=lambda r: r.score, default=None)
+    short = reader.read(state["question"], passages, language)
     if short is None:
         return _abstain(timer, language, "the reader found no answer span in the context" + _web_reason(state))
     if short.confidence is not None and short.confidence < settings.answer_min_confidence:
@@ -91,16 +88,6 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     }
     scores = [e["score"] for e in update["evidence"]]
     return {**update, "trace": [timer.record(f"reader answer ({short.kind})", counts, scores, note)]}
-
-
-def reading_questions(state: State, language: str) -> list[str]:
-    """What the reader is asked: for a planned bridge question, its last hops with the slots filled ("In which
-    city was Marta Kowalczyk born?", the best-scoring reading wins), since the question itself points at the
-    bridge entity; otherwise, and for yes / no or A-or-B questions, the question."""
-    hops = state.get("hop_questions") or []
-    if state.get("route") != "multihop" or not hops or question_form(state["question"], language).kind != "span":
-        return [state["question"]]
-    return hops[:MAX_HOP_READS]
 
 
 def _reader_passage(passage: dict[str, Any]) -> Passage:

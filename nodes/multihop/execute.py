@@ -102,7 +102,6 @@ def plan_execute(state: MultihopState, runtime: Runtime[Context]) -> dict[str, A
     return {
         "step_results": run.records,
         "facets": filled_facets(state.get("facets") or [], run),
-        "hop_questions": composed_queries(run),
         "evidence_hits": [hit.to_dict() for hit in evidence],
         "knowledge": passages(evidence),
         "candidates": passages(evidence),  # what the main graph grades before refining and selecting
