@@ -140,7 +140,10 @@ class Context:
         0.5, "CRAG upper threshold: any passage scoring above it -> correct (chosen with the default evaluator by "
         "the truthfulness score on training data; see README)."
     )
-    lower: float = _setting(0.0, "CRAG lower threshold: all passages below it -> incorrect (chosen with upper).")
+    lower: float = _setting(
+        -0.75, "CRAG lower threshold: all passages below it -> incorrect; passages at or above it are refined (chosen "
+        "on training data: the truthfulness score level with higher ones, more answers right; see README)."
+    )
     index_thresholds: bool = _setting(
         True,
         "Use the (upper, lower) stored in the index for the evaluator by `cragraph eval evaluator "
@@ -149,8 +152,9 @@ class Context:
     # ---- refine --------------------------------------------------------------------------------------------
     refine: bool = _setting(True, "Split kept passages into knowledge strips and drop the weak ones.")
     refine_min_passages: int = _setting(
-        2, "Refine at least this many passages, the best graded, even below `lower` (with a correct or ambiguous "
-        "verdict; web results too), so the answer step reads more than the one passage the grader is sure of."
+        2, "For a multi-hop-shaped question (a bridge or comparison), refine at least this many passages, the best "
+        "graded, even below `lower` (with a correct or ambiguous verdict; web results too): its second hop scores "
+        "low against the question itself."
     )
     strip_min_chars: int = mirrored(StripSettings, "min_chars")
     strip_max_chars: int = mirrored(StripSettings, "max_chars")

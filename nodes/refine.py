@@ -8,7 +8,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from cragraph.context import Context
-from cragraph.knowledge.strips import StripSettings, passages_to_refine, refine_passages
+from cragraph.knowledge.strips import StripSettings, multihop_floor, passages_to_refine, refine_passages
 from cragraph.settings import section
 from cragraph.state import StageTimer, State
 from nodes._runtime import bundle_of, evaluator_of, settings_of
@@ -17,7 +17,8 @@ from nodes._runtime import bundle_of, evaluator_of, settings_of
 def refine(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("refine")
     settings = settings_of(runtime)
-    kept_passages = passages_to_refine(state.get("candidates", []), settings.lower, settings.refine_min_passages)
+    at_least = multihop_floor(state, settings.refine_min_passages)
+    kept_passages = passages_to_refine(state.get("candidates", []), settings.lower, at_least)
     if not settings.refine:
         knowledge = [{**p, "strips": []} for p in kept_passages]
         return {

@@ -13,7 +13,7 @@ from langgraph.runtime import Runtime
 
 from cragraph.context import Context
 from cragraph.knowledge.passages import passage_text, web_passage
-from cragraph.knowledge.strips import StripSettings, passages_to_refine, refine_passages
+from cragraph.knowledge.strips import StripSettings, multihop_floor, passages_to_refine, refine_passages
 from cragraph.models.structured import ask_structured
 from cragraph.retrieval.multi_query import keyword_form
 from cragraph.retrieval.web import WebSearchClient, WebSearchError
@@ -43,7 +43,7 @@ def web_search(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     graded = [{**p, "grade": float(g)} for p, g in zip(passages, grades, strict=True)]
     knowledge, stats = refine_passages(
         state["question"],
-        passages_to_refine(graded, settings.lower, settings.refine_min_passages),
+        passages_to_refine(graded, settings.lower, multihop_floor(state, settings.refine_min_passages)),
         evaluator,
         section(StripSettings, settings, "strip_"),
         settings.upper,

@@ -7,6 +7,7 @@ with the title prefixed (a sentence's subject is often only in the title).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,11 +31,19 @@ class StripSettings:
     )
 
 
+def multihop_floor(state: Mapping[str, Any], at_least: int) -> int:
+    """`at_least` for a question of multi-hop shape (routed multi-hop, or one the rule decomposer reads as a bridge
+    or a comparison), else 0: such a question needs two passages by construction, while a single-hop question's
+    second-best passage is mostly a distractor for the reader."""
+    shaped = state.get("route") == "multihop" or bool((state.get("analysis") or {}).get("rule_plan"))
+    return at_least if shaped else 0
+
+
 def passages_to_refine(passages: list[dict[str, Any]], lower: float, at_least: int) -> list[dict[str, Any]]:
     """The passages graded at least `lower`, topped up with the best-graded others to `at_least`, in rank order.
 
-    Why the top-up: the grader is sure of one passage per question far more often than the answer lies in one
-    (the second hop of a bridge question scores low against the question itself).
+    Why the top-up: the grader is sure of one passage per question far more often than a multi-hop answer lies in
+    one (the second hop of a bridge question scores low against the question itself).
     """
     grade = [p.get("grade", 1.0) for p in passages]
     best = sorted(range(len(passages)), key=lambda i: -grade[i])[:at_least]

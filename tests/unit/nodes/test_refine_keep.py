@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cragraph.knowledge.strips import passages_to_refine
+from cragraph.knowledge.strips import multihop_floor, passages_to_refine
 
 
 def test_passages_above_lower_are_topped_up_with_the_best_graded_others_in_rank_order():
@@ -10,3 +10,10 @@ def test_passages_above_lower_are_topped_up_with_the_best_graded_others_in_rank_
     assert [p["id"] for p in passages_to_refine(candidates, 0.0, 0)] == ["a", "d"]
     assert [p["id"] for p in passages_to_refine(candidates, 0.0, 3)] == ["a", "b", "d"]
     assert [p["id"] for p in passages_to_refine(candidates, 0.0, 10)] == ["a", "b", "c", "d"]
+
+
+def test_only_a_multihop_shaped_question_is_topped_up():
+    assert multihop_floor({"route": "multihop"}, 2) == 2
+    assert multihop_floor({"route": "single", "analysis": {"rule_plan": {"steps": []}}}, 2) == 2
+    assert multihop_floor({"route": "single", "analysis": {"rule_plan": None}}, 2) == 0
+    assert multihop_floor({}, 2) == 0
