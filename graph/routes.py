@@ -38,7 +38,8 @@ def route_after_grade(
     destinations = crag_route(state)
     settings = settings_of(runtime)
     if "web_search" in destinations and settings.review == "before_web" and settings.web_search:
-        return ["review_web"]
+        review: list[Literal["review_web"]] = ["review_web"]
+        return review
     return destinations
 
 

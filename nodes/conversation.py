@@ -145,7 +145,7 @@ def _resolve(question: str, turns: list[tuple[str, str]], settings: Context) -> 
     spec = settings.model_for(settings.rewrite_model)
     parsed, error = ask_structured(spec, followup_messages(question, turns), StandaloneQuestion)
     why = error or _invalid(parsed.question if parsed else "", question)
-    if why:
+    if why or parsed is None:
         return rule, f"LLM follow-up rewrite refused ({why}); the rule's"
     standalone = parsed.question.strip()
     if standalone == question:
