@@ -212,7 +212,8 @@ def print_result(result: dict[str, Any], args: argparse.Namespace) -> None:
         for citation in result["citations"]:
             where = plain(citation["url"] or citation["id"])
             title = f" {plain(citation['title'])}" if citation["title"] else ""
-            print(f"  [{citation['n']}]{title} ({where})")
+            page = f", page {citation['page']}" if citation.get("page") else ""
+            print(f"  [{citation['n']}]{title} ({where}{page})")
     if result.get("evidence"):
         print("\nEvidence:")
         for item in result["evidence"]:

@@ -145,6 +145,8 @@ def test_a_two_page_pdf_is_cited_by_page(tmp_path: Path, tiny_embedder_dir: Path
     cited = [c for c in result["citations"] if c["doc_id"] == "report.pdf#p2"]
     assert cited and cited[0]["page"] == 2
     assert all(c["page"] is None for c in result["citations"] if c["doc_id"] == "notes.txt")
+    assert main(["ask", "Who founded the river institute?", "--index", str(index), "--no-web"]) == 0
+    assert "(report.pdf#p2#0, page 2)" in capsys.readouterr().out  # the text output names the page too
 
 
 def test_broken_and_encrypted_pdf_and_docx_are_skipped_with_a_reason(tmp_path: Path) -> None:
