@@ -15,6 +15,7 @@ from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict  # pydantic builds JSON schemas (Studio's form) only from this one before 3.12
 
 from evaluators.base import Grade
+from prompts.languages import abstention
 
 TRACE_LIMIT = 120  # trace records a run keeps: 30 re-retrieval rounds, the rest summarized in one record
 NOTE_LIMIT = 500  # characters of a trace note (a note quotes the query, which a caller controls)
@@ -23,6 +24,18 @@ NOTE_LIMIT = 500  # characters of a trace note (a note quotes the query, which a
 # Marks a run's first trace record: a thread's checkpoint keeps `trace` and `debug` between runs, and their
 # reducers only add, so without it a second question's output would carry the first run's records too.
 RUN_START = "run_start"
+
+
+def abstained(language: str) -> dict[str, Any]:
+    """The state update of an abstention, in the question's language (the answer step's and a reviewer's)."""
+    return {
+        "answer": abstention(language),
+        "citations": [],
+        "evidence": [],
+        "abstained": True,
+        "confidence": None,
+        "language": language,
+    }
 
 
 def new_run(update: dict[str, Any], state: Mapping[str, Any]) -> dict[str, Any]:

@@ -26,10 +26,9 @@ from cragraph.reader.cache import load_reader
 from cragraph.reader.support import is_supported
 from cragraph.retrieval.sanitize import drop_instructions
 from cragraph.settings import section
-from cragraph.state import StageTimer, State
+from cragraph.state import StageTimer, State, abstained
 from nodes._runtime import lazy_evaluator, settings_of
 from prompts.answer import AnswerReply, answer_messages
-from prompts.languages import abstention
 from stores.text import language_of
 
 _MARKER = re.compile(r"\[(\d{1,3})\]")
@@ -134,7 +133,7 @@ def llm_answer(
     if not reply.answerable:
         why = f"the LLM ({spec}) found no answer in the context"
         return {
-            **_abstained(language),
+            **abstained(language),
             "decision": "abstain",
             "counts": {"context": len(context)},
         }, why
@@ -198,15 +197,5 @@ def _web_reason(state: State) -> str:
 
 
 def _abstain(timer: StageTimer, language: str, why: str) -> dict[str, Any]:
-    return {**_abstained(language), "trace": [timer.record("abstain", {"citations": 0}, (), why)]}
+    return {**abstained(language), "trace": [timer.record("abstain", {"citations": 0}, (), why)]}
 
-
-def _abstained(language: str) -> dict[str, Any]:
-    return {
-        "answer": abstention(language),
-        "citations": [],
-        "evidence": [],
-        "abstained": True,
-        "confidence": None,
-        "language": language,
-    }

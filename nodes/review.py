@@ -16,8 +16,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from cragraph.context import Context
-from cragraph.state import StageTimer, State
-from prompts.languages import abstention
+from cragraph.state import StageTimer, State, abstained
 from stores.text import language_of
 
 WEB_ACTIONS = ("approve", "skip", "reject")
@@ -123,6 +122,4 @@ def _shown_passages(state: State) -> list[dict[str, Any]]:
 
 def _abstained(state: State) -> dict[str, Any]:
     question = state.get("question") if isinstance(state.get("question"), str) else ""
-    language = state.get("language") or language_of(question or "")
-    return {"answer": abstention(language), "citations": [], "evidence": [], "abstained": True,
-            "confidence": None, "language": language, "highlights": []}
+    return {**abstained(state.get("language") or language_of(question or "")), "highlights": []}

@@ -8,24 +8,13 @@ import asyncio
 
 import pytest
 
-from cragraph.cli.agent import server_env
-from tests.fixtures.graph import DOCS, build_tiny_index
-from tests.fixtures.server import langgraph_dev
+from tests.fixtures.graph import DIRECTOR, FOLLOW_UP, KAPITSA_DOCS, build_tiny_index
+from tests.fixtures.server import tiny_dev_server
 
 pytestmark = pytest.mark.server
 
-DOCS_WITH_KAPITSA = [
-    *DOCS,
-    {
-        "id": "ipp",
-        "title": "Institute for Physical Problems",
-        "text": "The first director of the Institute for Physical Problems was Pyotr Kapitsa.",
-    },
-    {"id": "kapitsa", "title": "Pyotr Kapitsa", "text": "Pyotr Kapitsa was born in Kronstadt."},
-]
-DIRECTOR = "Who was the first director of the Institute for Physical Problems?"
-FOLLOW_UP = "and where was he born?"
-# The tiny embedder's cosines are random: every grade correct, every sentence kept, the reader always answers.
+# The tiny embedder's cosines are random: every grade correct, every sentence kept, the reader always answers
+# (the server's own thresholds make every grade incorrect).
 LENIENT = {"upper": -1.0, "lower": -1.0, "strip_threshold": -1.0, "answer_min_score": -1.0,
            "answer_min_confidence": 0.0, "select_min_gain": -1.0}
 
@@ -33,12 +22,7 @@ LENIENT = {"upper": -1.0, "lower": -1.0, "strip_threshold": -1.0, "answer_min_sc
 @pytest.fixture(scope="module")
 def server(tmp_path_factory, tiny_embedder_dir):
     folder = tmp_path_factory.mktemp("chat-server")
-    index = build_tiny_index(folder, tiny_embedder_dir, DOCS_WITH_KAPITSA)
-    env = server_env(str(index))
-    env.update({"CRAGRAPH_EMBEDDER": str(tiny_embedder_dir), "CRAGRAPH_EVALUATOR": "cosine",
-                "CRAGRAPH_WEB_SEARCH": "false", "OMP_NUM_THREADS": "1"})
-    env.pop("TAVILY_API_KEY", None)
-    with langgraph_dev(env, folder / "server.log") as (url, _):
+    with tiny_dev_server(folder, build_tiny_index(folder, tiny_embedder_dir, KAPITSA_DOCS), tiny_embedder_dir) as url:
         yield url
 
 

@@ -7,16 +7,13 @@ small index built with the tiny test embedder (the graph's nodes only need an in
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from cragraph.cli.agent import server_env
 from tests.fixtures.graph import build_tiny_index
-from tests.fixtures.server import langgraph_dev
+from tests.fixtures.server import tiny_dev_server
 
 pytestmark = pytest.mark.server
 NODES = ["understand", "multihop", "retrieve", "rerank", "grade", "refine", "web_search", "rewrite", "select", "answer"]
@@ -26,7 +23,7 @@ NODES = ["understand", "multihop", "retrieve", "rerank", "grade", "refine", "web
 def server(tmp_path_factory, tiny_embedder_dir):
     folder = tmp_path_factory.mktemp("server")
     index = build_tiny_index(folder, tiny_embedder_dir)
-    with dev_server(folder, index, tiny_embedder_dir) as url:
+    with tiny_dev_server(folder, index, tiny_embedder_dir) as url:
         yield url
 
 
@@ -35,30 +32,7 @@ def open_server(tmp_path_factory, tiny_embedder_dir):
     """A single-user server (CRAGRAPH_CLIENT_SETTINGS=*): a client may set every field, the index included."""
     folder = tmp_path_factory.mktemp("open-server")
     index = build_tiny_index(folder, tiny_embedder_dir)
-    with dev_server(folder, index, tiny_embedder_dir, CRAGRAPH_CLIENT_SETTINGS="*") as url:
-        yield url
-
-
-@contextlib.contextmanager
-def dev_server(folder: Path, index: Path, embedder: Path, **extra_env: str) -> Iterator[str]:
-    """`langgraph dev` over `index` on a free port, in its own process group; yields its URL, then stops it."""
-    env = server_env(str(index))
-    env.update(
-        {
-            "CRAGRAPH_EMBEDDER": str(embedder),
-            "CRAGRAPH_EVALUATOR": "cosine",  # on the tiny embedder: the plumbing is under test, not the grades
-            "CRAGRAPH_WEB_SEARCH": "false",
-            "CRAGRAPH_MAX_RETRIEVAL_ROUNDS": "1",
-            "OMP_NUM_THREADS": "1",
-            # Random tiny-embedder cosines say nothing; thresholds at the top make every grade `incorrect`
-            # unless a run's context says otherwise (which the test does to reach refine).
-            "CRAGRAPH_UPPER": "1.0",
-            "CRAGRAPH_LOWER": "1.0",
-            **extra_env,
-        }
-    )
-    env.pop("TAVILY_API_KEY", None)
-    with langgraph_dev(env, folder / "server.log") as (url, _):
+    with tiny_dev_server(folder, index, tiny_embedder_dir, CRAGRAPH_CLIENT_SETTINGS="*") as url:
         yield url
 
 

@@ -14,33 +14,23 @@ import cragraph.models.structured
 from cragraph.models.scripted import ScriptedChatModel
 from graph import graph
 from graph.builder import build_graph
-from tests.fixtures.graph import DOCS, build_tiny_index, context, use_keyword_evaluator
+from tests.fixtures.graph import (
+    DIRECTOR,
+    FOLLOW_UP,
+    IN_CORPUS,
+    KAPITSA_DOCS,
+    OFF_CORPUS,
+    WEB_RESULT,
+    build_tiny_index,
+    context,
+    use_keyword_evaluator,
+)
 from tests.fixtures.tavily_stub import TavilyStub
-
-KAPITSA = [
-    *DOCS,
-    {
-        "id": "ipp",
-        "title": "Institute for Physical Problems",
-        "text": "The first director of the Institute for Physical Problems was Pyotr Kapitsa.",
-    },
-    {"id": "kapitsa", "title": "Pyotr Kapitsa", "text": "Pyotr Kapitsa was born in Kronstadt."},
-]
-DIRECTOR = "Who was the first director of the Institute for Physical Problems?"
-FOLLOW_UP = "and where was he born?"
-IN_CORPUS = "Which river flows into the Caspian Sea?"
-OFF_CORPUS = "What is the population of Tokyo Japan?"
-WEB_RESULT = {
-    "url": "https://example.org/tokyo",
-    "title": "Tokyo population",
-    "content": "The population of Tokyo, the capital of Japan, is about 14 million people.",
-    "score": 0.9,
-}
 
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory, tiny_embedder_dir):
-    return build_tiny_index(tmp_path_factory.mktemp("chat-index"), tiny_embedder_dir, KAPITSA)
+    return build_tiny_index(tmp_path_factory.mktemp("chat-index"), tiny_embedder_dir, KAPITSA_DOCS)
 
 
 @pytest.fixture(autouse=True)

@@ -7,18 +7,10 @@ import json
 import pytest
 
 from graph import graph
-from tests.fixtures.graph import build_tiny_index, context, use_keyword_evaluator
+from tests.fixtures.graph import IN_CORPUS, OFF_CORPUS, WEB_RESULT, build_tiny_index, context, use_keyword_evaluator
 from tests.fixtures.tavily_stub import TavilyStub
 
-IN_CORPUS = "Which river flows into the Caspian Sea?"
 PARTLY = "Which river flows past Kazan bridges in Siberia?"
-OFF_CORPUS = "What is the population of Tokyo Japan?"
-WEB_RESULT = {
-    "url": "https://example.org/tokyo",
-    "title": "Tokyo population",
-    "content": "The population of Tokyo, the capital of Japan, is about 14 million people.",
-    "score": 0.9,
-}
 
 
 @pytest.fixture(scope="module")
