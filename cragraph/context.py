@@ -16,6 +16,7 @@ from typing import Any, Literal, get_args, get_origin, get_type_hints
 from cragraph.knowledge.strips import StripSettings
 from cragraph.planning.settings import PREFIX as MULTIHOP_PREFIX
 from cragraph.planning.settings import MultihopSettings
+from cragraph.retrieval.graph_walk import GraphSettings
 from cragraph.retrieval.retriever import Fusion, Mode, RetrievalSettings
 from cragraph.retrieval.techniques import Techniques
 from cragraph.settings import default_of, mirrored, model_setting
@@ -29,6 +30,7 @@ _FALSE = {"0", "false", "no", "off", ""}
 # builds each back (tests check that every field is mirrored with the same default).
 SECTIONS: tuple[tuple[type, str], ...] = (
     (RetrievalSettings, "retrieval_"),
+    (GraphSettings, "graph_"),
     (Techniques, ""),
     (StripSettings, "strip_"),
     (MultihopSettings, MULTIHOP_PREFIX),
@@ -90,6 +92,8 @@ class Context:
     retrieval_dense_weight: float = mirrored(RetrievalSettings, "dense_weight")
     retrieval_bm25_weight: float = mirrored(RetrievalSettings, "bm25_weight")
     retrieval_max_query_chars: int = mirrored(RetrievalSettings, "max_query_chars")
+    graph_damping: float = mirrored(GraphSettings, "damping")
+    graph_seed_passages: int = mirrored(GraphSettings, "seed_passages")
     # ---- retrieval techniques (cragraph.retrieval.techniques) --------------------------------------------------
     strategy: Literal["manual", "auto"] = _setting(
         "manual",
@@ -231,6 +235,7 @@ class Context:
     multihop_sub_weight: float = mirrored(MultihopSettings, "sub_weight")
     multihop_bridge_weight: float = mirrored(MultihopSettings, "bridge_weight")
     multihop_max_evidence: int = mirrored(MultihopSettings, "max_evidence")
+    multihop_graph_expand: bool = mirrored(MultihopSettings, "graph_expand")
     multihop_filter_threshold: float = mirrored(MultihopSettings, "filter_threshold")
     multihop_grade_steps: bool = mirrored(MultihopSettings, "grade_steps")
     multihop_max_sub_questions: int = mirrored(MultihopSettings, "max_sub_questions")

@@ -9,7 +9,9 @@ says so) instead of overwriting its change. Temporary folders left by a killed w
 The manifest's `roots` are the corpus folders (absolute) the documents' ids are relative to: a file indexed again
 by another path (`cragraph index corpus/en/a.md` after `cragraph index corpus`) gets the same id and replaces
 itself. Bundles written before the entity field existed still open (with an empty field, `has_entities` False); the
-next `add` runs NER over their chunks (no re-embedding) in the same atomic rewrite.
+next `add` runs NER over their chunks (no re-embedding) in the same atomic rewrite. The entity-passage graph
+(stores.entity_graph) is derived from the entity field and the vectors and rebuilt on every write; a bundle from
+before it gets it on its next `add`, even one with nothing new to add.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from stores.chunking import chunk_documents
 from stores.dense import DenseIndex
 from stores.docstore import DOCSTORE_FILE, DocStore
 from stores.embed_cache import content_hash, embed_passages_cached
+from stores.entity_graph import EntityGraph
 from stores.entity_index import EntityIndex
 from stores.loaders import load_documents, page_base, stale_pages
 from stores.ner import backend_name, chunk_entities
@@ -45,6 +48,7 @@ FORMAT_VERSION = 1
 MANIFEST_FILE = "manifest.json"
 BM25_FOLDER = "bm25"
 ENTITIES_FOLDER = "entities"
+GRAPH_FOLDER = "graph"
 
 LOCK_TIMEOUT_SECONDS = 3600.0
 """How long a writer waits for another writer of the same bundle before giving up (CRAGRAPH_INDEX_LOCK_TIMEOUT
@@ -82,6 +86,7 @@ class IngestReport:
     chunks_added: int = 0
     chunks_deleted: int = 0
     entities_backfilled: int = 0
+    graph_backfilled: bool = False
     skipped: list[tuple[str, str]] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -95,6 +100,8 @@ class IngestReport:
             parts.append(f"{self.documents_deleted} deleted ({self.chunks_deleted} chunks)")
         if self.entities_backfilled:
             parts.append(f"entities found for {self.entities_backfilled} existing chunks")
+        if self.graph_backfilled:
+            parts.append("entity-passage graph built for the existing chunks")
         parts.append(f"{len(self.skipped)} skipped")
         return ", ".join(parts) + f" in {self.seconds:.1f} s"
 
@@ -103,8 +110,9 @@ class IndexBundle:
     """An opened bundle. Read it freely; change it only through `build`, `add` and `delete`."""
 
     def __init__(self, path: Path, manifest: dict[str, Any], docstore: DocStore, bm25: BM25Index,
-                 dense: DenseIndex, entities: EntityIndex | None = None):
+                 dense: DenseIndex, entities: EntityIndex | None = None, graph: EntityGraph | None = None):
         self.path = path
+        self.graph = graph  # None: built before the graph existed, or without the entity field
         self.manifest = manifest
         self.docstore = docstore
         self.bm25 = bm25
@@ -147,9 +155,10 @@ class IndexBundle:
             bm25 = BM25Index.load(path / BM25_FOLDER)
             dense = DenseIndex.load(path, manifest["embedder"]["dim"], hnsw_threshold=settings.hnsw_threshold)
             entities = EntityIndex.load(path / ENTITIES_FOLDER) if "entities" in manifest else None
+            graph = EntityGraph.load(path / GRAPH_FOLDER) if "graph" in manifest else None
         except Exception as error:  # a file that passed its checksum but still does not load
             raise BundleError(f"{path}: index files do not load ({error}); rebuild the index") from error
-        return cls(path, manifest, DocStore(path / DOCSTORE_FILE), bm25, dense, entities)
+        return cls(path, manifest, DocStore(path / DOCSTORE_FILE), bm25, dense, entities, graph)
 
     # ---- changing ------------------------------------------------------------------------------------------
 
@@ -197,7 +206,7 @@ class IndexBundle:
         settings = self.settings
         backfill = settings.entities and not self.has_entities
         unchanged = all(existing.get(d.id) == _document_hash(d) for d in docs) and not stale_pages(docs, existing)
-        if unchanged and not backfill:
+        if unchanged and not backfill and (self.graph is not None or not settings.entities):
             report.documents_unchanged = len(docs)
             return report
 
@@ -208,6 +217,7 @@ class IndexBundle:
             _ingest(stores, docs, settings, self.embedder, report, progress)
             if backfill:
                 report.entities_backfilled = _backfill_entities(stores, progress)
+            report.graph_backfilled = self.graph is None and stores.entities is not None
             roots = list(dict.fromkeys([*self.manifest.get("roots", []), *new_roots]))
             return {**_finish(folder, settings, self.embedder, stores), "roots": roots}
 
@@ -365,8 +375,11 @@ def _finish(folder: Path, settings: IndexSettings, embedder: Embedder, stores: _
     files = [f"{BM25_FOLDER}/{name}" for name in stores.bm25.save(folder / BM25_FOLDER)]
     files += stores.dense.save(folder)
     entities = _entities_summary(stores) if stores.entities is not None else None
+    graph = None
     if stores.entities is not None:
         files += [f"{ENTITIES_FOLDER}/{name}" for name in stores.entities.save(folder / ENTITIES_FOLDER)]
+        graph = _graph_of(stores)
+        files += [f"{GRAPH_FOLDER}/{name}" for name in graph.save(folder / GRAPH_FOLDER)]
     documents = len(stores.docstore.document_ids())
     chunks = len(stores.docstore)
     stores.docstore.close()
@@ -383,10 +396,19 @@ def _finish(folder: Path, settings: IndexSettings, embedder: Embedder, stores: _
         "counts": {"documents": documents, "chunks": chunks},
         "dense_index": stores.dense.kind,
         **({"entities": entities} if entities is not None else {}),
+        **({"graph": {"nodes": {"chunks": len(graph.rows), "entities": len(graph.entities)},
+                      "edges": graph.edge_counts}} if graph is not None else {}),
         "settings": asdict(settings),
         "files": {name: _file_digest(folder / name) for name in sorted(files)},
         "updated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
+
+
+def _graph_of(stores: _Stores) -> EntityGraph:
+    """The entity-passage graph, rebuilt from the entity field and the stored vectors on every write."""
+    assert stores.entities is not None
+    rows = [row for row, _ in stores.docstore.iter_rows()]
+    return EntityGraph.build(rows, stores.entities.entities_of(rows), stores.dense.vectors_for(rows))
 
 
 def _entities_summary(stores: _Stores) -> dict[str, Any]:

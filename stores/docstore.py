@@ -155,6 +155,14 @@ class DocStore:
                 found[row] = Chunk(id=cid, doc_id=doc_id, title=title, text=text, metadata=json.loads(meta))
         return [found[int(r)] for r in rows]
 
+    def rows_of(self, chunk_ids: Sequence[str]) -> dict[str, int]:
+        """Chunk id -> row id for the ids that exist."""
+        found: dict[str, int] = {}
+        for batch in _batches(list(dict.fromkeys(chunk_ids))):
+            marks = ",".join("?" * len(batch))
+            found.update(self._db.execute(f"SELECT id, row FROM chunks WHERE id IN ({marks})", batch).fetchall())
+        return found
+
     def iter_rows(self) -> Iterable[tuple[int, Chunk]]:
         for row, cid, doc_id, title, text, meta in self._db.execute(
             "SELECT row, id, doc_id, title, text, metadata FROM chunks ORDER BY row"

@@ -19,8 +19,11 @@ from cragraph.bench.datasets import Dataset, load_dataset
 from cragraph.bench.metrics import all_gold_at, ndcg_at, percentile, recall_at, reciprocal_rank, unique_in_order
 from cragraph.bench.multihop import multihop_runner
 from cragraph.models.paths import cache_root
+from cragraph.planning.settings import MultihopSettings
+from cragraph.retrieval.graph_walk import graph_rerank
 from cragraph.retrieval.retriever import FUSIONS, MODES, HybridRetriever, RetrievalSettings
 from stores.bundle import BundleError, IndexBundle, IndexSettings
+from stores.text import language_of
 
 COLUMNS = ("R@1", "R@2", "R@5", "R@10", "AllGold@5", "MRR", "nDCG@10", "p50_ms", "p95_ms")
 CHUNKS_PER_QUERY = 50  # enough chunks to fill 10 distinct documents when documents were split
@@ -53,14 +56,20 @@ def dataset_index(dataset: Dataset, embedder: str, index_root: Path | None = Non
 
 
 def retriever_modes(retriever: HybridRetriever, modes: Sequence[str]) -> dict[str, ModeRunner]:
-    """bm25, dense, hybrid (default fusion), hybrid-<fusion> (rrf, score, dynamic) to compare fusions, or
-    multihop: the documents of the evidence the planning subgraph hands to selection, best first."""
+    """bm25, dense, hybrid (default fusion), hybrid-<fusion> (rrf, score, dynamic) to compare fusions,
+    multihop: the documents of the evidence the planning subgraph hands to selection, best first (its GRAPH_EXPAND
+    step included; multihop-nograph: without it), or graph: the hybrid list re-ranked by the walk over the
+    entity-passage graph."""
     def runner(mode: str) -> ModeRunner:
-        if mode == "multihop":
-            return multihop_runner(retriever.bundle, retriever.settings)
+        if mode in ("multihop", "multihop-nograph"):
+            return multihop_runner(retriever.bundle, retriever.settings,
+                                   MultihopSettings(graph_expand=mode == "multihop"))
+        if mode == "graph":
+            return graph_runner(retriever)
         base, _, fusion = mode.partition("-")
         if base not in MODES or (fusion and (base != "hybrid" or fusion not in FUSIONS)):
-            raise ValueError(f"unknown mode {mode!r}; expected bm25, dense, hybrid or hybrid-<{'|'.join(FUSIONS)}>")
+            raise ValueError(f"unknown mode {mode!r}; expected bm25, dense, hybrid, hybrid-<{'|'.join(FUSIONS)}>, "
+                             "multihop or graph")
         search = HybridRetriever(retriever.bundle, replace(retriever.settings, fusion=fusion)) if fusion \
             else retriever
 
@@ -69,6 +78,14 @@ def retriever_modes(retriever: HybridRetriever, modes: Sequence[str]) -> dict[st
             return unique_in_order([h.chunk.doc_id for h in hits])
         return run
     return {mode: runner(mode) for mode in modes}
+
+
+def graph_runner(retriever: HybridRetriever) -> ModeRunner:
+    def run(question: str) -> list[str]:
+        hits = retriever.search(question, k=CHUNKS_PER_QUERY)
+        walked = graph_rerank(retriever, question, language_of(question), hits, k=CHUNKS_PER_QUERY)
+        return unique_in_order([h.chunk.doc_id for h in walked.hits])
+    return run
 
 
 def evaluate_modes(dataset: Dataset, runners: dict[str, ModeRunner], progress: bool = True) -> list[ModeResult]:

@@ -35,6 +35,7 @@ Op = Literal[
     "EXTRACT_ENTITIES",
     "MAP_RETRIEVE",
     "FILTER_CE",
+    "GRAPH_EXPAND",
 ]
 
 # op -> (input kinds it accepts, arguments it accepts). Kinds: hits, value (answers / entities), query.
@@ -48,6 +49,7 @@ OP_SIGNATURES: dict[str, tuple[str, frozenset[str]]] = {
     "EXTRACT_ENTITIES": ("hits", frozenset({"exclude", "from_top", "max_entities"})),
     "MAP_RETRIEVE": ("value", frozenset({"template", "top_k"})),
     "FILTER_CE": ("hits", frozenset({"question", "threshold"})),
+    "GRAPH_EXPAND": ("hits", frozenset({"question", "top_k"})),
 }
 _LINE = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)\s*=\s*([A-Z_]+)\((.*)\)$")
 _RETURN = re.compile(r"^RETURN\s+([A-Za-z][A-Za-z0-9_]*)$")
@@ -170,11 +172,16 @@ def translate(compiled: CompiledPlan) -> Plan:
         weights = [float(compiled.source_weights.get(s, 1.0)) for s in compiled.hit_sources]
         merge = PlanStep(id="evidence", op="UNION_HITS", inputs=sources, args={"weights": weights})
     steps.append(merge)
+    evidence = "evidence"
+    if compiled.graph_expand:
+        evidence = "expanded"
+        steps.append(PlanStep(id=evidence, op="GRAPH_EXPAND", inputs=["evidence"],
+                              args={"question": compiled.question, "top_k": compiled.max_evidence}))
     steps.append(
         PlanStep(
             id="answer",
             op="SYNTHESIZE",
-            inputs=["evidence"],
+            inputs=[evidence],
             args={"question": compiled.question, "max_evidence": compiled.max_evidence},
         )
     )

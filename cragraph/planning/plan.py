@@ -218,6 +218,7 @@ class CompiledPlan(BaseModel):
     merge: Merge = "union"
     synth_from: str = "evidence"
     max_evidence: int = 10
+    graph_expand: bool = False
 
 
 @dataclass(frozen=True)
@@ -236,6 +237,7 @@ class CompileSettings:
     question_weight: float = 1.0
     sub_weight: float = 1.0
     bridge_weight: float = 1.0
+    graph_expand: bool = True
 
 
 def compile_decomposition(
@@ -280,6 +282,7 @@ def compile_decomposition(
         source_weights=weights,
         merge=plan.merge,
         max_evidence=settings.max_evidence,
+        graph_expand=settings.graph_expand,
     )
 
 

@@ -1,7 +1,7 @@
 """The deterministic plan runtime: executes a parsed Plan step by step, with no LLM decisions about control.
 
 Ops: RETRIEVE, EXTRACT_ANSWER, COMPOSE_QUERY, UNION_HITS, INTERSECT_HITS, SYNTHESIZE, EXTRACT_ENTITIES,
-MAP_RETRIEVE, FILTER_CE. Every numeric parameter is clamped to PlanLimits; a step whose input is missing
+MAP_RETRIEVE, FILTER_CE, GRAPH_EXPAND. Every numeric parameter is clamped to PlanLimits; a step whose input is missing
 (failed or empty) fails cleanly with a note instead of raising, and the steps after it see it as missing.
 Retrieval is cached by (query, k), so a plan that asks the same query twice searches once. An LLM is used only
 as a value source (EXTRACT_ANSWER, SYNTHESIZE) through callables given to the runtime, each with a rule
@@ -26,6 +26,8 @@ from stores.types import Hit
 SearchFn = Callable[[str, int], list[Hit]]
 # (question, hits) -> (value or None, error or None): an LLM behind strict JSON, supplied by the caller.
 ValueFn = Callable[[str, list[Hit]], tuple[str | None, str | None]]
+# (question, hits, k) -> (hits re-ranked by the entity-passage graph walk, a note saying how).
+ExpandFn = Callable[[str, list[Hit], int], tuple[list[Hit], str]]
 RRF_K = 60
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
 
@@ -85,8 +87,10 @@ class PlanRuntime:
         evaluator: RelevanceEvaluator | None = None,
         grade_thresholds: tuple[float, float] | None = None,
         language: str = "en",
+        graph_expand: ExpandFn | None = None,
     ):
         self._search = search
+        self.graph_expand = graph_expand
         self.limits = limits or PlanLimits()
         self.extract_answer = extract_answer
         self.synthesize = synthesize
@@ -240,6 +244,14 @@ class PlanRuntime:
         common = set.intersection(*[{h.chunk.id for h in hits} for hits in lists])
         merged = [h for h in rrf_merge(lists, [1.0] * len(lists), step.id) if h.chunk.id in common]
         return StepValue("hits", hits=merged), f"{len(merged)} passages found by all {len(lists)} inputs"
+
+    def _op_graph_expand(self, step: PlanStep, values: dict) -> tuple[StepValue, str | None]:
+        hits = self._input(step, values, 0, "hits").hits
+        k = self._top_k(step, len(hits))
+        if self.graph_expand is None:
+            return StepValue("hits", hits=hits[:k]), "no graph walk available: evidence passed through"
+        expanded, note = self.graph_expand(str(step.args.get("question") or ""), hits, k)
+        return StepValue("hits", hits=expanded), note
 
     def _op_synthesize(self, step: PlanStep, values: dict) -> tuple[StepValue, str | None]:
         hits = self._input(step, values, 0, "hits").hits

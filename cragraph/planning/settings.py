@@ -40,6 +40,9 @@ class MultihopSettings:
     sub_weight: float = setting(1.0, "Weight of sub-question hits when merging evidence.")
     bridge_weight: float = setting(1.0, "Weight of bridge hits when merging evidence.")
     max_evidence: int = setting(10, "Evidence passages the plan hands to selection.")
+    graph_expand: bool = setting(
+        True, "GRAPH_EXPAND: re-rank the merged evidence by a walk over the index's entity-passage graph, "
+              "seeded from it (passes the evidence through unchanged on an index without a graph).")
     filter_threshold: float = setting(
         -2.0, "FILTER_CE threshold after each sub-question retrieval; below -1 switches the filter off."
     )
@@ -74,4 +77,5 @@ class MultihopSettings:
             question_weight=self.question_weight,
             sub_weight=self.sub_weight,
             bridge_weight=self.bridge_weight,
+            graph_expand=self.graph_expand,
         )

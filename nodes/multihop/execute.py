@@ -17,8 +17,9 @@ from cragraph.context import Context
 from cragraph.knowledge.passages import passage_of
 from cragraph.models.structured import ask_structured
 from cragraph.planning.dsl import Plan
-from cragraph.planning.runtime import PlanRun, PlanRuntime, ValueFn
+from cragraph.planning.runtime import ExpandFn, PlanRun, PlanRuntime, ValueFn
 from cragraph.planning.settings import PREFIX, MultihopSettings
+from cragraph.retrieval.graph_walk import GraphSettings, graph_rerank
 from cragraph.retrieval.retriever import HybridRetriever, RetrievalSettings
 from cragraph.settings import section
 from cragraph.state import MultihopState, StageTimer
@@ -74,7 +75,15 @@ def plan_runtime(
         evaluator=evaluator_of(settings, bundle) if needs_evaluator else None,
         grade_thresholds=(settings.upper, settings.lower),
         language=language_of(question),
+        graph_expand=graph_expander(retriever, section(GraphSettings, settings, "graph_"), filters),
     )
+
+
+def graph_expander(retriever: HybridRetriever, graph: GraphSettings, filters: dict[str, Any] | None) -> ExpandFn:
+    def expand(question: str, hits: list[Hit], k: int) -> tuple[list[Hit], str]:
+        walked = graph_rerank(retriever, question, language_of(question), hits, k, graph, filters or None)
+        return walked.hits, walked.note
+    return expand
 
 
 def run_plan(

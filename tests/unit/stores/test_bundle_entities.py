@@ -83,13 +83,16 @@ def _make_old_bundle(bundle):
     db.commit()
     db.execute("VACUUM")
     db.close()
-    for name in ("entities.json", "entity_rows.npz"):
-        (path / "entities" / name).unlink()
+    for name in ("entities/entities.json", "entities/entity_rows.npz", "graph/graph.npz"):
+        (path / name).unlink()
     (path / "entities").rmdir()
+    (path / "graph").rmdir()
     manifest = json.loads((path / "manifest.json").read_text())
     del manifest["entities"]
+    del manifest["graph"]
     del manifest["settings"]["entities"]
-    manifest["files"] = {name: digest for name, digest in manifest["files"].items() if not name.startswith("entities/")}
+    manifest["files"] = {name: digest for name, digest in manifest["files"].items()
+                         if not name.startswith(("entities/", "graph/"))}
     manifest["files"]["docstore.sqlite"] = bundle_module._file_digest(path / "docstore.sqlite")
     (path / "manifest.json").write_text(json.dumps(manifest))
 

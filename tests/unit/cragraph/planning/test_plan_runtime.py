@@ -7,7 +7,13 @@ Retrieval is a term-overlap search over a constructed corpus; entity fallbacks u
 from __future__ import annotations
 
 from cragraph.planning.dsl import Plan, PlanStep, parse_dsl, translate
-from cragraph.planning.plan import Decomposition, PlanLimits, SubQuestion, compile_decomposition
+from cragraph.planning.plan import (
+    CompileSettings,
+    Decomposition,
+    PlanLimits,
+    SubQuestion,
+    compile_decomposition,
+)
 from cragraph.planning.runtime import PlanRuntime, clamp
 from stores.tokenize import tokenize
 from stores.types import Chunk, Hit
@@ -167,3 +173,37 @@ def test_synthesize_caps_evidence_and_answers_from_it():
     assert len(run.evidence) == 2 and run.answer == "from 2"
     extractive = PlanRuntime(OverlapSearch()).run(plan)
     assert extractive.answer and "record label" in extractive.answer
+
+
+def _expand_plan() -> Plan:
+    return parse_dsl('q = RETRIEVE(query="Thriller album Epic Records", top_k=3)\n'
+                     'x = GRAPH_EXPAND(@q, question="Who founded the label of Thriller?", top_k=2)\nRETURN x')
+
+
+def test_graph_expand_re_ranks_evidence_through_the_given_walk():
+    calls = []
+
+    def walk(question: str, hits: list[Hit], k: int) -> tuple[list[Hit], str]:
+        calls.append((question, [h.chunk.id for h in hits], k))
+        return list(reversed(hits))[:k], "walked"
+
+    run = PlanRuntime(OverlapSearch(), graph_expand=walk).run(_expand_plan())
+    assert calls == [("Who founded the label of Thriller?", ["thriller", "epic", "columbia"], 2)]
+    assert [h.chunk.id for h in run.evidence] == ["columbia", "epic"]
+    assert run.records[-1]["note"] == "walked"
+
+
+def test_graph_expand_without_a_walk_passes_the_evidence_through():
+    run = PlanRuntime(OverlapSearch()).run(_expand_plan())
+    assert [h.chunk.id for h in run.evidence] == ["thriller", "epic"]
+    assert "passed through" in run.records[-1]["note"]
+
+
+def test_compiled_plans_expand_their_evidence_unless_switched_off():
+    decomposition = Decomposition(sub_questions=[SubQuestion(id="q1", text="Which label released Thriller?")])
+    on = translate(compile_decomposition("Who founded the label of Thriller?", decomposition))
+    assert [s.op for s in on.steps][-2:] == ["GRAPH_EXPAND", "SYNTHESIZE"]
+    assert on.steps[-1].inputs == ["expanded"]
+    off = translate(compile_decomposition("Who founded the label of Thriller?", decomposition,
+                                          CompileSettings(graph_expand=False)))
+    assert "GRAPH_EXPAND" not in [s.op for s in off.steps]
