@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import os
@@ -40,7 +41,21 @@ def register(commands: argparse._SubParsersAction) -> None:
         default=None,
         help="also answer the questions in this file (one per line; # starts a comment)",
     )
-    ask.add_argument("--index", default=DEFAULT_INDEX, help="bundle folder (default: %(default)s)")
+    ask.add_argument("--index", default=None, help=f"bundle folder (default: {DEFAULT_INDEX.replace('%', '%%')})")
+    ask.add_argument(
+        "--thread",
+        default=None,
+        metavar="ID",
+        help="keep the conversation under this thread id in a checkpoint store, so a later `ask --thread ID` "
+             "can ask a follow-up and an interrupted run can be resumed (store: $CRAGRAPH_CHECKPOINT, a SQLite "
+             "file or a postgresql:// URL; default: threads.sqlite in the user data folder)",
+    )
+    ask.add_argument(
+        "--resume",
+        action="store_true",
+        help="with --thread ID and no question: continue the thread's interrupted run (killed, crashed) from its "
+             "last checkpoint, with the settings it started with (options given here override them)",
+    )
     ask.add_argument("--trace", action="store_true", help="print the per-node trace table")
     ask.add_argument("--json", action="store_true",
                      help="print each question's whole output as one JSON object per line (JSON Lines)")
@@ -94,10 +109,11 @@ def register(commands: argparse._SubParsersAction) -> None:
 def build_context(args: argparse.Namespace) -> Any:
     from dataclasses import fields
 
+    from cragraph.cli.options import DEFAULT_INDEX
     from cragraph.context import Context, parse_setting
     from cragraph.policy import unknown_fields
 
-    values: dict[str, Any] = {"index": args.index}
+    values: dict[str, Any] = {"index": args.index or DEFAULT_INDEX}
     if args.web is not None:
         values["web_search"] = args.web
     if args.chat_model:
@@ -132,32 +148,132 @@ def expected_kind(kind: Any) -> str:
 
 def run_ask(args: argparse.Namespace) -> int:
     from cragraph.cli.options import parse_filters
-    from graph import graph
 
-    context = build_context(args)
-    if not Path(context.index).exists():
-        raise FileNotFoundError(
-            f"no index at {context.index}; build one with `cragraph index PATH --index {context.index}`"
-        )
     from_stdin = STDIN in args.question
     questions = [question for question in args.question if question != STDIN]
+    if args.resume:
+        if not args.thread:
+            raise ValueError("--resume continues a thread's interrupted run: name it with --thread ID")
+        if questions or from_stdin or args.file is not None:
+            raise ValueError("--resume continues the thread's interrupted run and takes no question; "
+                             "to ask a new one on the thread, drop --resume")
+        return resume_thread(args)
     if args.file is not None:
         lines = args.file.read_text(encoding="utf-8").splitlines()
         questions += [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
     if not questions and not from_stdin:
         raise ValueError("no question given: pass a question, --file FILE, or - to read questions from stdin")
+    context = build_context(args)
+    _require_index(context.index)
     filters = parse_filters(args.filter)
     many = len(questions) > 1 or from_stdin
     stream = itertools.chain(questions, stdin_questions(sys.stdin)) if from_stdin else questions
-    for number, question in enumerate(stream):
-        if many and not args.json:  # JSON Lines: one object per question, nothing between
-            print(("\n" if number else "") + f"## {question}\n")
-        request: dict[str, Any] = {"question": question}
-        if filters:
-            request["filters"] = filters
-        result = graph.invoke(request, context=context)
+    with _agent(args) as (agent, config):
+        for number, question in enumerate(stream):
+            if many and not args.json:  # JSON Lines: one object per question, nothing between
+                print(("\n" if number else "") + f"## {question}\n")
+            request: dict[str, Any] = {"question": question}
+            if filters:
+                request["filters"] = filters
+            if config and number == 0:
+                _note_unfinished(agent, config)
+            result = agent.invoke(request, config, context=context)
+            if _paused(result, args.thread):
+                continue
+            print_result({"question": question, **result} if args.json else result, args)
+            sys.stdout.flush()  # a reader at the other end of a pipe gets each answer as it is made
+    return 0
+
+
+def _require_index(index: str) -> None:
+    if not Path(index).exists():
+        raise FileNotFoundError(f"no index at {index}; build one with `cragraph index PATH --index {index}`")
+
+
+# The ask options a thread's checkpoints record (as JSON in their metadata), so `--resume` runs with them.
+SETTINGS_KEY = "cragraph_ask"
+_RECORDED = ("index", "web", "chat_model", "llm_answer", "evaluator", "set")
+
+
+@contextlib.contextmanager
+def _agent(args: argparse.Namespace) -> typing.Iterator[tuple[Any, dict[str, Any] | None]]:
+    """(graph, run config): the module's graph without --thread; with it, the graph compiled with the checkpoint
+    store's checkpointer and a config naming the thread and recording the run's ask options."""
+    if not args.thread:
+        from graph import graph
+
+        yield graph, None
+        return
+    from cragraph.cli.checkpoints import open_checkpointer
+    from cragraph.cli.options import DEFAULT_INDEX
+    from graph.builder import build_graph
+
+    recorded = {name: getattr(args, name) for name in _RECORDED}
+    recorded["index"] = str(Path(args.index or DEFAULT_INDEX).resolve())
+    config = {"configurable": {"thread_id": args.thread}, "metadata": {SETTINGS_KEY: json.dumps(recorded)}}
+    with open_checkpointer() as saver:
+        agent = build_graph().compile(checkpointer=saver)
+        agent.name = "cragraph"
+        yield agent, config
+
+
+def _paused(result: dict[str, Any], thread: str | None) -> bool:
+    """A run on a thread paused by human review (--set review=...): said on stderr; True when it paused."""
+    interrupts = result.get("__interrupt__")
+    if not interrupts:
+        return False
+    value = interrupts[0].value
+    where = value.get("review") if isinstance(value, dict) else None
+    print(f"the run on thread {thread!r} is paused for human review{f' ({where})' if where else ''}; continue it "
+          "with Command(resume=...) in Python or on the server (README: Human review)", file=sys.stderr)
+    return True
+
+
+def _note_unfinished(agent: Any, config: dict[str, Any]) -> None:
+    snapshot = agent.get_state(config)
+    if snapshot.next:
+        print(
+            f"note: thread {config['configurable']['thread_id']!r} had an unfinished run (next: "
+            f"{', '.join(snapshot.next)}); this question starts a new run instead of resuming it (--resume)",
+            file=sys.stderr,
+        )
+
+
+def resume_thread(args: argparse.Namespace) -> int:
+    """`ask --thread ID --resume`: the thread's last checkpoint, if its run did not finish, continued with
+    invoke(None): the steps already checkpointed are not run again. The run's recorded ask options are the
+    defaults; options given now override them."""
+    from cragraph.cli.checkpoints import checkpoint_spec, describe
+
+    with _agent(args) as (agent, config):
+        assert config is not None  # args.thread is set
+        snapshot = agent.get_state(config)
+        where = describe(checkpoint_spec())
+        if snapshot.metadata is None:
+            raise LookupError(f"no thread {args.thread!r} in checkpoint store {where}")
+        if not snapshot.next:
+            raise ValueError(f"thread {args.thread!r} has no unfinished run to resume (its last run finished); "
+                             "ask a new question with `cragraph ask QUESTION --thread ID`")
+        if snapshot.interrupts:
+            raise ValueError(f"the run on thread {args.thread!r} is paused for human review, not interrupted: "
+                             "answer it with Command(resume=...) in Python or on the server (README: Human review)")
+        stored = json.loads(snapshot.metadata.get(SETTINGS_KEY) or "{}")
+        merged = argparse.Namespace(**vars(args))
+        for name in _RECORDED:
+            if name == "set":  # later --set items win: the ones given now come last
+                merged.set = [*stored.get("set", []), *args.set]
+            elif getattr(args, name) is None and stored.get(name) is not None:
+                setattr(merged, name, stored[name])
+        context = build_context(merged)
+        _require_index(context.index)
+        config["metadata"][SETTINGS_KEY] = json.dumps({name: getattr(merged, name) for name in _RECORDED})
+        print(f"resuming thread {args.thread!r} at {', '.join(snapshot.next)} (step "
+              f"{snapshot.metadata.get('step')}) from {where}", file=sys.stderr)
+        result = agent.invoke(None, config, context=context)
+        if _paused(result, args.thread):
+            return 0
+        question = snapshot.values.get("question")
         print_result({"question": question, **result} if args.json else result, args)
-        sys.stdout.flush()  # a reader at the other end of a pipe gets each answer as it is made
     return 0
 
 
