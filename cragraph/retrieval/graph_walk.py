@@ -40,6 +40,16 @@ class GraphRanking:
     note: str
 
 
+def seed_rows(retriever: HybridRetriever, seeds: Sequence[Hit]) -> dict[int, float]:
+    """Row -> seed weight: the passages' min-max normalized scores, plus SEED_FLOOR."""
+    rows_of = retriever.bundle.docstore.rows_of([hit.chunk.id for hit in seeds])
+    scores = np.asarray([hit.score for hit in seeds], dtype=np.float64)
+    span = float(scores.max() - scores.min()) if len(scores) else 0.0
+    weights = (scores - scores.min()) / span if span > 0 else np.ones(len(scores))
+    return {rows_of[hit.chunk.id]: float(w) + SEED_FLOOR
+            for hit, w in zip(seeds, weights, strict=True) if hit.chunk.id in rows_of}
+
+
 def graph_rerank(retriever: HybridRetriever, question: str, language: str, hits: Sequence[Hit], k: int,
                  settings: GraphSettings | None = None, filters: Mapping[str, Any] | None = None) -> GraphRanking:
     """`hits` re-ranked (and extended) by the walk; the list unchanged, with the reason, when there is no walk."""
@@ -48,13 +58,7 @@ def graph_rerank(retriever: HybridRetriever, question: str, language: str, hits:
     if graph is None:
         return GraphRanking(list(hits)[:k], "no entity-passage graph in this index (run `cragraph index` on it "
                                             "once to build it): kept the hybrid ranking")
-    seeds = list(hits)[: max(settings.seed_passages, 0)]
-    rows_of = retriever.bundle.docstore.rows_of([hit.chunk.id for hit in seeds])
-    scores = np.asarray([hit.score for hit in seeds], dtype=np.float64)
-    span = float(scores.max() - scores.min()) if len(scores) else 0.0
-    weights = (scores - scores.min()) / span if span > 0 else np.ones(len(scores))
-    row_seeds = {rows_of[hit.chunk.id]: float(w) + SEED_FLOOR
-                 for hit, w in zip(seeds, weights, strict=True) if hit.chunk.id in rows_of}
+    row_seeds = seed_rows(retriever, list(hits)[: max(settings.seed_passages, 0)])
     names = query_entities(question, language)
     entities = graph.entity_ids(names)
     rows, mass = graph.walk(row_seeds, entities, settings.damping, allowed=retriever.allowed_rows(filters))
