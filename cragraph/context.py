@@ -124,6 +124,7 @@ class Context:
     category_key: str = mirrored(Techniques, "category_key")
     category_min_confidence: float = mirrored(Techniques, "category_min_confidence")
     technique_weight: float = mirrored(Techniques, "technique_weight")
+    graph_walk: bool = mirrored(Techniques, "graph_walk")
     retrieve_k: int = _setting(20, "Passages retrieve hands to rerank.")
     rerank: bool = _setting(True, "Dense rerank of the retrieved pool with the stored chunk vectors.")
     rerank_k: int = _setting(5, "Passages kept after rerank (what grade sees).")

@@ -185,6 +185,8 @@ class State(InputState, OutputState, total=False):
     selected: list[dict[str, Any]]
     retrieval_round: int
     max_retrieval_rounds: int
+    # the best-graded retrieval round so far: {round, strategy, best, candidates, grades, verdict} (nodes/grade.py)
+    best_attempt: dict[str, Any]
     # written by the multi-hop subgraph (graph/multihop.py)
     facets: list[str]
     plan_dsl: str

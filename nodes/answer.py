@@ -7,7 +7,9 @@ refinement) are the evidence. LLM (`llm_answer`): the chat model answers in stri
 (citations in range, evidence copied from the cited passages) and checked by the reader's support test (its
 content words must occur in the passages it cites); a reply that fails either falls back to the reader and
 says so in the trace. Both abstain, in the question's language, when there is no context, no sentence reaches
-`answer_min_score`, or the reader finds no span.
+`answer_min_score`, or the reader finds no span. An enumeration question routed to the full-document read
+("list all ...") is answered first, on either path, with the numbered items of the lists its documents give
+(every chunk of them, read again from the index within the caller's rows), each item cited.
 """
 
 from __future__ import annotations
@@ -19,15 +21,21 @@ from langgraph.runtime import Runtime
 
 from cragraph.context import Context
 from cragraph.knowledge.evidence import citations, evidence_records, renumber, scored_sentences
+from cragraph.knowledge.passages import passage_of
 from cragraph.knowledge.strips import StripSettings
 from cragraph.models.structured import ask_structured
 from cragraph.reader import Passage, ReaderAnswer
 from cragraph.reader.cache import load_reader
+from cragraph.reader.listing import list_items
 from cragraph.reader.support import is_supported
+from cragraph.retrieval.enumeration import enumeration_request
+from cragraph.retrieval.full_document import DOCUMENTS, read_documents
+from cragraph.retrieval.retriever import HybridRetriever
 from cragraph.retrieval.sanitize import drop_instructions
+from cragraph.retrieval.strategy import STRATEGY_FULL_DOCUMENT
 from cragraph.settings import section
 from cragraph.state import StageTimer, State, abstained
-from nodes._runtime import lazy_evaluator, settings_of
+from nodes._runtime import bundle_of, lazy_evaluator, settings_of, visible_of
 from prompts.answer import AnswerReply, answer_messages
 from stores.text import language_of
 
@@ -53,6 +61,11 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             f"best evidence score {best:.2f} < answer_min_score {settings.answer_min_score}" + _web_reason(state),
         )
     note = None
+    if (state.get("strategy") or {}).get("name") == STRATEGY_FULL_DOCUMENT and enumeration_request(state["question"]):
+        listed, note = enumeration_answer(state, runtime, language)
+        if listed is not None:
+            listing = {"context": len(context), "items": listed.pop("items"), "citations": len(listed["citations"])}
+            return {**listed, "trace": [timer.record("list answer", listing, (), note)]}
     if settings.llm_answer:
         result, note = llm_answer(state["question"], language, context, sentences, settings)
         if result is not None:
@@ -87,6 +100,29 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     }
     scores = [e["score"] for e in update["evidence"]]
     return {**update, "trace": [timer.record(f"reader answer ({short.kind})", counts, scores, note)]}
+
+
+def enumeration_answer(state: State, runtime: Runtime[Context], language: str
+                       ) -> tuple[dict[str, Any] | None, str]:
+    """The numbered items of the lists in the best documents (of the selected context, then the candidates),
+    each cited by its chunk; None with the reason when they give no list."""
+    settings = settings_of(runtime)
+    bundle = bundle_of(settings)
+    ranked = [p for p in [*state.get("selected", []), *state.get("candidates", [])] if p.get("source") == "index"]
+    scores: dict[str, float] = {}
+    for passage in ranked:
+        if passage["doc_id"] not in scores and len(scores) < DOCUMENTS:
+            scores[passage["doc_id"]] = float(passage.get("score") or 0.0)
+    retriever = HybridRetriever(bundle, visible=visible_of(runtime, bundle))
+    chunks = [passage_of(hit) for hit in read_documents(retriever, scores, state.get("filters") or None)]
+    items = list_items([chunk["text"] for chunk in chunks])
+    if not items:
+        return None, f"no list in the {len(scores)} documents read whole; reader answer used"
+    numbers = renumber([index + 1 for _, index in items])
+    lines = [f"{i}. {' '.join(item.split())} [{numbers[index + 1]}]" for i, (item, index) in enumerate(items, 1)]
+    evidence = [{"n": numbers[index + 1], "sentence": item, "score": 1.0} for item, index in items]
+    answered = _answered("\n".join(lines), chunks, numbers, evidence, language)
+    return {**answered, "items": len(items)}, f"{len(items)} items from {len(scores)} documents read whole"
 
 
 def _reader_passage(passage: dict[str, Any]) -> Passage:

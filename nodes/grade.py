@@ -77,12 +77,29 @@ def grade(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if grader is not None:
         counts["unparsed"] = unparsed
     note = f"{evaluator.name}; upper={upper}, lower={lower} ({origin}){unparsed_note}"
+    round_ = state.get("retrieval_round", 0)
+    attempt = {"round": round_, "strategy": (state.get("strategy") or {}).get("name"),
+               "best": max(scores, default=-1.0), "candidates": graded, "grades": [float(s) for s in scores],
+               "verdict": verdict}
+    kept = best_attempt(state.get("best_attempt"), attempt)
+    if kept is not attempt:
+        note += (f"; kept round {kept['round']}'s passages ({kept['strategy']}, best grade {kept['best']:.2f}) "
+                 f"over this round's ({attempt['strategy']}, {attempt['best']:.2f})")
     return {
-        "candidates": graded,
-        "grades": [float(s) for s in scores],
-        "verdict": verdict,
-        "trace": [timer.record(verdict, counts, scores, note, round=state.get("retrieval_round", 0))],
+        "candidates": kept["candidates"],
+        "grades": kept["grades"],
+        "verdict": kept["verdict"],
+        "best_attempt": kept,
+        "trace": [timer.record(kept["verdict"], counts, scores, note, round=round_)],
     }
+
+
+def best_attempt(earlier: dict[str, Any] | None, current: dict[str, Any]) -> dict[str, Any]:
+    """The better-graded of two retrieval rounds (by best passage grade; a tie goes to the newer): escalation
+    and rewrites may only ever improve what the answer reads."""
+    if earlier and earlier.get("candidates") and earlier["best"] > current["best"]:
+        return earlier
+    return current
 
 
 def thresholds_for(settings: Context, bundle: Any) -> tuple[float, float, str]:

@@ -16,8 +16,10 @@ from cragraph.knowledge.passages import passage_of
 from cragraph.models.chat import load_chat_model, message_text
 from cragraph.models.structured import warn_unusable
 from cragraph.retrieval.analysis import analysis_of
+from cragraph.retrieval.full_document import whole_documents
+from cragraph.retrieval.graph_walk import GraphSettings
 from cragraph.retrieval.retriever import HybridRetriever, QueryError, RetrievalSettings
-from cragraph.retrieval.strategy import LATENCY_STATS, apply_strategy, choose_strategy
+from cragraph.retrieval.strategy import LATENCY_STATS, STRATEGY_FULL_DOCUMENT, apply_strategy, choose_strategy
 from cragraph.retrieval.techniques import PseudoDocWriter, Techniques, run_techniques
 from cragraph.settings import section
 from cragraph.state import StageTimer, State
@@ -43,12 +45,19 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     try:
         run = run_techniques(retriever, query, language, techniques, settings.retrieve_k,
                              variants=state.get("variants", []), filters=state.get("filters") or None,
-                             write_pseudo_doc=pseudo_doc_writer(settings), weak_reason=weak, analysis=analysis)
+                             write_pseudo_doc=pseudo_doc_writer(settings), weak_reason=weak, analysis=analysis,
+                             graph=section(GraphSettings, settings, "graph_"))
         hits = run.hits
+        if strategy["name"] == STRATEGY_FULL_DOCUMENT:
+            hits = whole_documents(retriever, hits, state.get("filters") or None)
+            run.notes.append(f"full-document read: {len({h.chunk.doc_id for h in hits})} documents, "
+                             f"{len(hits)} chunks")
     except QueryError as error:
         run, hits, note = None, [], f"query refused: {error}"
     if run is not None:
-        note = "; ".join([*run.notes, *(f"{k} skipped: {why}" for k, why in run.skipped.items())]) or None
+        crossing = retriever.crosslingual(query) if retriever.settings.mode == "hybrid" else None
+        notes = [*([crossing.note] if crossing else []), *run.notes]
+        note = "; ".join([*notes, *(f"{k} skipped: {why}" for k, why in run.skipped.items())]) or None
         for name, ms in run.timings_ms.items():
             LATENCY_STATS.record(name, ms)
     passages = [passage_of(hit) for hit in hits]

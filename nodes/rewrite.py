@@ -15,6 +15,7 @@ from cragraph.context import Context
 from cragraph.knowledge.passages import passage_text
 from cragraph.models.structured import ask_structured
 from cragraph.retrieval.multi_query import content_words, keyword_form
+from cragraph.retrieval.strategy import escalate
 from cragraph.state import StageTimer, State
 from nodes._runtime import settings_of
 from prompts.rewrite import Rewrites, rewrite_messages
@@ -43,12 +44,12 @@ def rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         query = negative_feedback_query(question, state.get("candidates", []))
     round_ = state.get("retrieval_round", 0) + 1
     decision = f"round {round_} of {state.get('max_retrieval_rounds', 0)}: {query!r}"
-    return {
-        "query": query,
-        "variants": [],
-        "retrieval_round": round_,
-        "trace": [timer.record(decision, {"round": round_}, (), note)],
-    }
+    update: dict[str, Any] = {"query": query, "variants": [], "retrieval_round": round_}
+    escalated = escalate(state["strategy"]) if state.get("strategy") else None
+    if escalated is not None:
+        update["strategy"] = escalated
+        decision += f", escalated to {escalated['name']}"
+    return {**update, "trace": [timer.record(decision, {"round": round_}, (), note)]}
 
 
 def negative_feedback_query(question: str, rejected: list[dict[str, Any]]) -> str:

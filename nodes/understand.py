@@ -60,6 +60,7 @@ def understand(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "route": route,
         "strategy": strategy,
         "retrieval_round": 0,
+        "best_attempt": {},
         "max_retrieval_rounds": max(0, settings.max_retrieval_rounds),
         "web_status": "not run",
         "knowledge": [],

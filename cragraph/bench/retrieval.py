@@ -18,6 +18,7 @@ from tqdm.auto import tqdm
 from cragraph.bench.datasets import Dataset, load_dataset
 from cragraph.bench.metrics import all_gold_at, ndcg_at, percentile, recall_at, reciprocal_rank, unique_in_order
 from cragraph.bench.multihop import multihop_runner
+from cragraph.bench.router import router_runner
 from cragraph.models.paths import cache_root
 from cragraph.planning.settings import MultihopSettings
 from cragraph.retrieval.graph_walk import graph_rerank
@@ -59,17 +60,19 @@ def retriever_modes(retriever: HybridRetriever, modes: Sequence[str]) -> dict[st
     """bm25, dense, hybrid (default fusion), hybrid-<fusion> (rrf, score, dynamic) to compare fusions,
     multihop: the documents of the evidence the planning subgraph hands to selection, best first (its GRAPH_EXPAND
     step included; multihop-nograph: without it), or graph: the hybrid list re-ranked by the walk over the
-    entity-passage graph."""
+    entity-passage graph, or router: the router's choice per question, escalation included (cragraph.bench.router)."""
     def runner(mode: str) -> ModeRunner:
         if mode in ("multihop", "multihop-nograph"):
             return multihop_runner(retriever.bundle, retriever.settings,
                                    MultihopSettings(graph_expand=mode == "multihop"))
         if mode == "graph":
             return graph_runner(retriever)
+        if mode == "router":
+            return router_runner(retriever)
         base, _, fusion = mode.partition("-")
         if base not in MODES or (fusion and (base != "hybrid" or fusion not in FUSIONS)):
             raise ValueError(f"unknown mode {mode!r}; expected bm25, dense, hybrid, hybrid-<{'|'.join(FUSIONS)}>, "
-                             "multihop or graph")
+                             "multihop, multihop-nograph, graph or router")
         search = HybridRetriever(retriever.bundle, replace(retriever.settings, fusion=fusion)) if fusion \
             else retriever
 

@@ -38,6 +38,7 @@ class GraphSettings:
 class GraphRanking:
     hits: list[Hit]
     note: str
+    walked: bool = True
 
 
 def seed_rows(retriever: HybridRetriever, seeds: Sequence[Hit]) -> dict[int, float]:
@@ -57,13 +58,13 @@ def graph_rerank(retriever: HybridRetriever, question: str, language: str, hits:
     graph = retriever.bundle.graph
     if graph is None:
         return GraphRanking(list(hits)[:k], "no entity-passage graph in this index (run `cragraph index` on it "
-                                            "once to build it): kept the hybrid ranking")
+                                            "once to build it): kept the hybrid ranking", walked=False)
     row_seeds = seed_rows(retriever, list(hits)[: max(settings.seed_passages, 0)])
     names = query_entities(question, language)
     entities = graph.entity_ids(names)
     rows, mass = graph.walk(row_seeds, entities, settings.damping, allowed=retriever.allowed_rows(filters))
     if not len(rows):
-        return GraphRanking(list(hits)[:k], "nothing to start the walk from: kept the hybrid ranking")
+        return GraphRanking(list(hits)[:k], "nothing to start the walk from: kept the hybrid ranking", walked=False)
     found = {hit.chunk.id: hit for hit in hits}
     ranked = []
     for chunk, score in zip(retriever.bundle.docstore.get(rows[:k].tolist()), mass[:k].tolist(), strict=True):

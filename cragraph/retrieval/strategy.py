@@ -11,6 +11,8 @@ The richest tier whose summed p50 estimate fits the budget wins. Estimates are t
 medians (`LatencyStats.record`) where there are any, else the documented priors in PRIOR_MS.
 
 Recommendation (`recommend`), rules in order of precedence, each with a confidence in [0, 1]:
+  full_document     the question asks for every item of a set ("list all ...", cragraph.retrieval.enumeration):
+                    the whole documents of the best hits are read (0.9). Chosen in manual mode too.
   multihop          the rule planner (cragraph.planning.rules) finds a bridge or comparison shape (0.85).
   bm25              the query is an exact-token lookup: term-heavy, at most 4 index terms, and every term is
                     rare or a code / acronym (0.7).
@@ -22,6 +24,11 @@ Recommendation (`recommend`), rules in order of precedence, each with a confiden
   hybrid            everything else; 0.8 for a semantic query, 0.6 for a mixed one, 0.55 for term-heavy.
 Every strategy a rule suggested but did not win becomes an alternative; "hybrid" is always an alternative of
 a non-hybrid choice.
+
+Escalation (`escalate`): when a round's grade says retrieval failed, the next round (rewrite -> retrieve) moves
+one step along ESCALATION from the strategy that failed (dense -> hybrid -> graph -> comprehensive ->
+full_document); the grade node keeps the best-graded round's passages, so a later, worse round never replaces
+an earlier, better one.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from cragraph.retrieval.analysis import QueryAnalysis
+from cragraph.retrieval.enumeration import enumeration_request
 from cragraph.retrieval.techniques import TECHNIQUES, Techniques
 
 # Techniques (the names LatencyStats records and StrategyChoice lists).
@@ -48,6 +56,7 @@ TECH_RERANK = "rerank"
 TECH_QUERY2DOC = "query2doc"
 TECH_HYDE = "hyde"
 TECH_LLM_EXPANSION = "llm_expansion"  # LLM rewrites in understand
+TECH_GRAPH = "graph"  # personalized PageRank over the entity-passage graph
 
 # Budget tiers.
 TIER_TIGHT = "tight"
@@ -56,10 +65,10 @@ TIER_LOOSE = "loose"
 TIER_TECHNIQUES: dict[str, tuple[str, ...]] = {
     TIER_TIGHT: (TECH_BM25,),
     TIER_MEDIUM: (TECH_BM25, TECH_DENSE, TECH_FUSION, TECH_RULE_VARIANTS, TECH_PRF, TECH_ENTITIES,
-                  TECH_QUERY_CLASS_ALPHA, TECH_METADATA_BOOST),
+                  TECH_QUERY_CLASS_ALPHA, TECH_METADATA_BOOST, TECH_GRAPH),
     TIER_LOOSE: (TECH_BM25, TECH_DENSE, TECH_FUSION, TECH_RULE_VARIANTS, TECH_PRF, TECH_ENTITIES,
-                 TECH_QUERY_CLASS_ALPHA, TECH_METADATA_BOOST, TECH_RERANK, TECH_LLM_EXPANSION, TECH_QUERY2DOC,
-                 TECH_HYDE),
+                 TECH_QUERY_CLASS_ALPHA, TECH_METADATA_BOOST, TECH_GRAPH, TECH_RERANK, TECH_LLM_EXPANSION,
+                 TECH_QUERY2DOC, TECH_HYDE),
 }
 
 # Strategies (what `recommend` returns and strategy='auto' resolves to).
@@ -68,6 +77,13 @@ STRATEGY_HYBRID = "hybrid"
 STRATEGY_HYBRID_EXPANSION = "hybrid+expansion"
 STRATEGY_HYBRID_ENTITIES = "hybrid+entities"
 STRATEGY_MULTIHOP = "multihop"
+STRATEGY_DENSE = "dense"
+STRATEGY_GRAPH = "graph"
+STRATEGY_COMPREHENSIVE = "comprehensive"
+STRATEGY_FULL_DOCUMENT = "full_document"
+# The order a failed retrieval escalates in; a strategy not in it (bm25, hybrid+...) escalates as hybrid does.
+ESCALATION: tuple[str, ...] = (STRATEGY_DENSE, STRATEGY_HYBRID, STRATEGY_GRAPH, STRATEGY_COMPREHENSIVE,
+                               STRATEGY_FULL_DOCUMENT)
 
 # Priors (ms, one question, this project's 2-core CPU) used until a technique has been measured:
 #   bm25 0.1 ms at 2k chunks (data/README), a few ms at 100k -> 2; dense: e5-small query embedding ~25-30 ms
@@ -91,6 +107,7 @@ PRIOR_MS: dict[str, float] = {
     TECH_LLM_EXPANSION: 2000.0,
     TECH_QUERY2DOC: 2000.0,
     TECH_HYDE: 2000.0,
+    TECH_GRAPH: 10.0,
 }
 
 
@@ -191,6 +208,9 @@ def recommend(analysis: QueryAnalysis) -> Recommendation:
     """A strategy for the analysed query, by the rules in the module docstring; runs no retrieval."""
     features, cls = analysis.features, analysis.query_class
     proposals: list[tuple[str, float, str]] = []
+    request = enumeration_request(analysis.text)
+    if request:
+        proposals.append((STRATEGY_FULL_DOCUMENT, 0.9, f"enumeration question ({request!r}): read whole documents"))
     plan = analysis.decomposition
     if plan is not None:
         hops = len(plan.sub_questions)
@@ -223,6 +243,10 @@ STRATEGY_TECHNIQUES: dict[str, tuple[str | None, tuple[str, ...]]] = {
     "hybrid+expansion": (None, ("multi_query", "prf")),
     "hybrid+entities": (None, ("entities",)),
     "multihop": (None, ()),
+    "dense": ("dense", ()),
+    "graph": (None, ("graph",)),
+    "comprehensive": (None, ("multi_query", "prf", "entities")),
+    "full_document": (None, ()),
 }
 
 
@@ -241,7 +265,7 @@ def choose_strategy(analysis: QueryAnalysis, kind: str = "manual", latency_budge
     strategy: dict[str, Any] = {"name": "manual", "reason": "Context switches", "confidence": 1.0,
                                 "alternatives": [], "tier": None, "mode": None, "enable": [], "allowed": None,
                                 "rerank": True}
-    if kind == "auto":
+    if kind == "auto" or enumeration_request(analysis.text):
         strategy.update(recommendation(analysis))
     if latency_budget_ms and latency_budget_ms > 0:
         choice = choose_for_budget(latency_budget_ms, LATENCY_STATS)
@@ -269,6 +293,19 @@ def recommendation(analysis: QueryAnalysis) -> dict[str, Any]:
         "mode": mode,
         "enable": list(enable),
     }
+
+
+def escalate(strategy: dict[str, Any]) -> dict[str, Any] | None:
+    """The strategy one step further along ESCALATION than `strategy` (None at the end of the chain); it keeps
+    the latency tier's cap."""
+    name = strategy.get("name", STRATEGY_HYBRID)
+    position = ESCALATION.index(name if name in ESCALATION else STRATEGY_HYBRID)
+    if position + 1 >= len(ESCALATION):
+        return None
+    following = ESCALATION[position + 1]
+    mode, enable = STRATEGY_TECHNIQUES[following]
+    return {**strategy, "name": following, "mode": mode, "enable": list(enable), "confidence": None,
+            "reason": f"escalated from {name}: its passages were graded too weak", "alternatives": []}
 
 
 def apply_strategy(techniques: Techniques, strategy: dict[str, Any]) -> Techniques:

@@ -21,6 +21,7 @@ import numpy as np
 
 from cragraph.retrieval.analysis import QueryAnalysis, analyse
 from cragraph.retrieval.fusion import ranked, weighted_score_fusion
+from cragraph.retrieval.graph_walk import GraphSettings, graph_rerank
 from cragraph.retrieval.metadata import CategoryPredictor, apply_boosts, metadata_boosts
 from cragraph.retrieval.multi_query import rule_variants
 from cragraph.retrieval.prf import rm3_expansion
@@ -87,6 +88,10 @@ class Techniques:
     technique_weight: float = setting(
         0.1, "Score-fusion weight of each list a technique adds, against 1 for the hybrid list."
     )
+    graph_walk: bool = setting(
+        False, "Re-rank the fused list by personalized PageRank over the index's entity-passage graph (seeded "
+        "from its best passages and the question's entities; graph_* settings).", technique="graph",
+    )
 
     def switched_on(self) -> list[str]:
         on = [name for name in TECHNIQUES if name != "metadata_boost" and getattr(self, SWITCHES[name])]
@@ -122,9 +127,9 @@ class TechniqueRun:
 def run_techniques(retriever: HybridRetriever, question: str, language: str, techniques: Techniques, k: int,
                    variants: Sequence[str] = (), filters: Mapping[str, Any] | None = None,
                    write_pseudo_doc: PseudoDocWriter | None = None, weak_reason: str | None = None,
-                   analysis: QueryAnalysis | None = None) -> TechniqueRun:
+                   analysis: QueryAnalysis | None = None, graph: GraphSettings | None = None) -> TechniqueRun:
     """Top-k chunks for the question with the switched-on techniques; `weak_reason` opens the expansion gate.
-    `analysis` is the question's (made here when not given)."""
+    `analysis` is the question's (made here when not given); `graph` the walk's settings."""
     run = TechniqueRun(hits=[])
     bm25 = retriever.bundle.bm25
     pool = max(retriever.settings.pool, k)
@@ -155,6 +160,16 @@ def run_techniques(retriever: HybridRetriever, question: str, language: str, tec
     hits = _fused(base, added, techniques) if added else base
     if techniques.metadata_boost or techniques.category_boost:
         hits = _boosted(retriever, question, hits, techniques, run)
+    if techniques.graph_walk:
+        started = time.perf_counter()
+        walked = graph_rerank(retriever, question, language, hits, max(k, len(hits)), graph, filters)
+        hits = walked.hits
+        if walked.walked:
+            run.applied.append("graph")
+            run.notes.append(walked.note)
+            run.timed("graph", started)
+        else:
+            run.skipped["graph"] = walked.note
     run.hits = hits[:k]
     return run
 

@@ -1,0 +1,33 @@
+"""Enumeration questions ("list all ...", "перечисли все ...", "列出所有 ..."): they want every item of a set, which
+no top-k passage list guarantees, so the router sends them to a full-document read and the answer is a list.
+
+Rules only, per language, anchored on the request itself ("list", "name all", "what are the five", "перечисли",
+"какие есть", "列出", "有哪些"); a question that merely contains "all" is not one.
+"""
+
+from __future__ import annotations
+
+import re
+
+_NUMBER_WORDS = r"(?:\d+|two|three|four|five|six|seven|eight|nine|ten|twelve)"
+_PATTERNS: tuple[re.Pattern[str], ...] = (  # English, Russian, Chinese
+    re.compile(r"^\s*(?:please\s+)?(?:list|enumerate)\b", re.I),
+    re.compile(r"^\s*(?:please\s+)?(?:name|give|show)(?:\s+me)?\s+(?:all|every)\b", re.I),
+    re.compile(rf"^\s*(?:what|which|who)\s+(?:are|were)\s+(?:all\s+(?:of\s+)?)?the\s+{_NUMBER_WORDS}\b", re.I),
+    re.compile(r"^\s*(?:what|which|who)\s+(?:are|were)\s+all\s+(?:of\s+)?the\b", re.I),
+    re.compile(r"^\s*(?:пожалуйста,?\s+)?(?:перечисл\w*|назови\w*\s+все|выпиши\w*|составь\w*\s+список)", re.I),
+    re.compile(r"^\s*(?:какие|кто)\s+(?:все|есть)\b", re.I),
+    re.compile(r"\bсписок\s+(?:всех|всего)\b", re.I),
+    re.compile(r"(?:列出|列举|罗列|请列)"),
+    re.compile(r"(?:所有的?|全部的?).{0,12}(?:有哪些|是什么|有什么)"),
+    re.compile(r"^.{0,20}有哪(?:些|几)"),
+)
+
+
+def enumeration_request(question: str) -> str | None:
+    """The matched request ("list all", ...) when `question` asks for every item of a set, else None."""
+    for pattern in _PATTERNS:
+        match = pattern.search(question)
+        if match:
+            return match.group(0).strip()
+    return None
