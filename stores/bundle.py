@@ -41,6 +41,7 @@ from stores.entity_graph import EntityGraph
 from stores.entity_index import EntityIndex
 from stores.loaders import load_documents, page_base, stale_pages
 from stores.ner import backend_name, chunk_entities
+from stores.skeleton import skeleton_entities
 from stores.types import Document
 
 FORMAT = "cragraph-index"
@@ -74,6 +75,7 @@ class IndexSettings:
     bm25_b: float = 0.75
     hnsw_threshold: int = 50_000
     entities: bool = True
+    ner_share: float = 1.0  # skeleton indexing: the central share of chunks that gets full NER (stores.skeleton)
     """Run NER at index time and keep the entity field (off: faster builds, no entity retrieval signal)."""
 
 
@@ -334,7 +336,8 @@ def _ingest(stores: _Stores, docs: Sequence[Document], settings: IndexSettings, 
         stores.bm25.add(rows, passages)
         stores.dense.add(rows, vectors)
         if stores.entities is not None:
-            _store_entities(stores, rows, chunk_entities(chunks, progress=progress))
+            known = stores.entities.vocabulary() if settings.ner_share < 1.0 else ()
+            _store_entities(stores, rows, skeleton_entities(chunks, vectors, settings.ner_share, known, progress))
     report.chunks_added = len(chunks)
     report.seconds = time.perf_counter() - started
 

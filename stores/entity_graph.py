@@ -86,7 +86,7 @@ class EntityGraph:
         chunk_ids = np.fromiter((p[0] for p in pairs), dtype=np.int64, count=len(pairs))
         entity_ids = np.fromiter((p[1] for p in pairs), dtype=np.int64, count=len(pairs))
         mentions = sp.csr_matrix((np.ones(len(pairs)), (chunk_ids, entity_ids)), shape=(len(rows), len(vocabulary)))
-        return cls(rows, vocabulary, mentions, _nearest_neighbours(np.asarray(vectors, dtype=np.float32), knn,
+        return cls(rows, vocabulary, mentions, nearest_neighbours(np.asarray(vectors, dtype=np.float32), knn,
                                                                   min_cosine), _synonym_edges(vocabulary))
 
     # ---- walking -------------------------------------------------------------------------------------------
@@ -181,7 +181,7 @@ class EntityGraph:
             return cls(arrays["rows"], arrays["entities"].tolist(), **matrices)
 
 
-def _nearest_neighbours(vectors: np.ndarray, knn: int, min_cosine: float, block: int = 1024) -> sp.csr_matrix:
+def nearest_neighbours(vectors: np.ndarray, knn: int, min_cosine: float, block: int = 1024) -> sp.csr_matrix:
     """Each chunk's `knn` most similar chunks at cosine >= min_cosine, made symmetric (exact, in blocks)."""
     count = len(vectors)
     if count < 2 or knn <= 0:

@@ -55,6 +55,9 @@ class EntityIndex:
     def rows_with_entities(self) -> int:
         return sum(1 for keys in self._by_row.values() if keys)
 
+    def vocabulary(self) -> list[str]:
+        return list(self._postings)
+
     def has_row(self, row: int) -> bool:
         return int(row) in self._by_row
 

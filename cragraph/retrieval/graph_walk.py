@@ -57,8 +57,9 @@ def graph_rerank(retriever: HybridRetriever, question: str, language: str, hits:
     settings = settings or GraphSettings()
     graph = retriever.bundle.graph
     if graph is None:
-        return GraphRanking(list(hits)[:k], "no entity-passage graph in this index (run `cragraph index` on it "
-                                            "once to build it): kept the hybrid ranking", walked=False)
+        why = (f"no entity-passage graph in this index (`cragraph index --index {retriever.bundle.path}` builds "
+               "it once): kept the hybrid ranking")
+        return GraphRanking(list(hits)[:k], why, walked=False)
     row_seeds = seed_rows(retriever, list(hits)[: max(settings.seed_passages, 0)])
     names = query_entities(question, language)
     entities = graph.entity_ids(names)
