@@ -7,6 +7,7 @@
     cragraph bench cosine-calibration DIR                       cosine evaluator points (bench/cosine_calibration.py)
     cragraph bench reader-training --out DIR                    the short-answer reader (bench/reader_training.py)
     cragraph bench abstention RESULTS.jsonl ...                 abstention thresholds by Truth (bench/abstention.py)
+    cragraph bench crosslingual --corpus DIR --questions DIR ... retrieval across languages (bench/crosslingual.py)
 
 cragraph/cli/main.py wires the group in with `register(commands)`. Each handler parses, calls the plain bench
 function and prints; the bench modules load only when their command runs, so the CLI starts fast.
@@ -92,6 +93,21 @@ def register(commands: argparse._SubParsersAction) -> None:
     abstention.add_argument("--top", type=int, default=10, help="rows shown")
     abstention.set_defaults(run=_abstention)
 
+    crosslingual = benches.add_parser(
+        "crosslingual", help="eval retrieval with one language's questions over a parallel corpus in another "
+                             "(e.g. XQuAD ru questions, en corpus)",
+        description="Pair each --questions set with the parallel --corpus set (gold ids mapped by passage number), "
+                    "run eval retrieval on each pair and print R@1 / R@5 / MRR per direction and mode.")
+    crosslingual.add_argument("--corpus", type=Path, required=True, help="dataset folder whose corpus is indexed")
+    crosslingual.add_argument("--questions", type=Path, nargs="+", required=True,
+                              help="dataset folders whose questions are asked (the corpus folder itself: the "
+                                   "same-language figure)")
+    crosslingual.add_argument("--modes", default="bm25,dense,hybrid", help="as eval retrieval's (default: %(default)s)")
+    crosslingual.add_argument("--embedder", default="e5-small")
+    crosslingual.add_argument("--limit", type=int, default=None, help="first N questions only")
+    crosslingual.add_argument("--out", type=Path, default=None, help="JSON report path (one per direction)")
+    crosslingual.set_defaults(run=_crosslingual)
+
 
 def _print_help(parser: argparse.ArgumentParser) -> int:
     parser.print_help()
@@ -176,4 +192,13 @@ def _abstention(args: argparse.Namespace) -> int:
     print("| " + " | ".join(columns) + " |\n|" + "---|" * len(columns))
     for row in rows[: args.top]:
         print("| " + " | ".join(str(row[c]) for c in columns) + " |")
+    return 0
+
+
+def _crosslingual(args: argparse.Namespace) -> int:
+    from cragraph.bench.crosslingual import run_crosslingual_eval
+
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    run_crosslingual_eval(args.corpus, args.questions, modes, embedder=args.embedder, limit=args.limit,
+                          out=args.out)
     return 0

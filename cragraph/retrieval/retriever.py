@@ -12,6 +12,7 @@ from typing import Any, Literal
 import numpy as np
 
 from cragraph.retrieval.access import restrict
+from cragraph.retrieval.crosslingual import CrossLingual, crosslingual
 from cragraph.retrieval.fusion import ranked, reciprocal_rank_fusion, weighted_score_fusion
 from cragraph.retrieval.metadata import check_filter_fields
 from cragraph.settings import setting
@@ -90,6 +91,11 @@ class HybridRetriever:
         if allowed is not None and not len(allowed):
             return []
         pool = max(self.settings.pool, k)
+        # A question in a script none of the index's languages use: BM25 cannot match its words (measured on
+        # xquad_train: no BM25 weight beat none), so hybrid runs dense only (cragraph.retrieval.crosslingual).
+        crossing = mode == "hybrid" and self.crosslingual(queries[0]) is not None
+        if crossing:
+            mode = "dense"
         bm25_lists = [self._bm25(q, pool, allowed) for q in queries] if mode != "dense" else []
         dense_lists = []
         if mode != "bm25":
@@ -97,9 +103,13 @@ class HybridRetriever:
             dense_lists = [self._dense(v, pool, allowed) for v in vectors]
         if mode == "hybrid":
             fused, alphas = self._fuse(queries, bm25_lists, dense_lists, vectors)
-        else:
-            fused, alphas = _mean_of(bm25_lists or dense_lists), []
+        else:  # a cross-lingual hybrid search says its dense weight, 1
+            fused, alphas = _mean_of(bm25_lists or dense_lists), [1.0] if crossing else []
         return self._hits(ranked(fused)[:k], fused, bm25_lists, dense_lists, alphas)
+
+    def crosslingual(self, question: str) -> CrossLingual | None:
+        """Why hybrid search runs dense only for this question (its script is none of the index's), or None."""
+        return crosslingual(self.bundle, question)
 
     def dense_search(self, vector: np.ndarray, k: int, filters: Mapping[str, Any] | None = None) -> list[Hit]:
         """Top-k chunks for a ready query vector (HyDE's blend of question and hypothetical passage)."""

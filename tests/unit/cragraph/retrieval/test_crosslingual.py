@@ -1,0 +1,129 @@
+"""Cross-lingual questions on tiny indexes: a Russian or Chinese question over an English-only index is searched
+dense only and the retrieve node says why; a mixed en + ru index keeps BM25; the index's scripts are read once
+per bundle and again after it changed."""
+
+from __future__ import annotations
+
+import pytest
+from langgraph.runtime import Runtime
+
+from cragraph.bench.crosslingual import crosslingual_dataset
+from cragraph.bench.datasets import load_dataset
+from cragraph.retrieval import crosslingual as module
+from cragraph.retrieval.crosslingual import crosslingual, script_of
+from cragraph.retrieval.retriever import HybridRetriever
+from nodes.retrieve import retrieve
+from stores.bundle import IndexBundle
+from stores.docstore import DocStore
+from tests.fixtures.graph import DOCS, build_tiny_index, context
+
+RUSSIAN = "Какая река течёт через город?"
+CHINESE = "哪条河流穿过城市？"
+ENGLISH_DOCS = [doc for doc in DOCS if doc["id"] != "landau"]
+
+
+@pytest.fixture(scope="module")
+def english_index(tmp_path_factory, tiny_embedder_dir):
+    return build_tiny_index(tmp_path_factory.mktemp("english-index"), tiny_embedder_dir, ENGLISH_DOCS)
+
+
+@pytest.fixture(scope="module")
+def mixed_index(tmp_path_factory, tiny_embedder_dir):
+    return build_tiny_index(tmp_path_factory.mktemp("mixed-index"), tiny_embedder_dir, DOCS)  # en + one ru doc
+
+
+def test_scripts_of_questions():
+    assert script_of(RUSSIAN) == "CYRILLIC"
+    assert script_of(CHINESE) == "CJK"
+    assert script_of("ひらがなとカタカナと漢字") == "CJK"
+    assert script_of("Who founded the Radium Institute in 1914?") == "LATIN"
+    assert script_of("1914?") is None
+
+
+@pytest.mark.parametrize(("question", "language", "script"), [(RUSSIAN, "ru", "Cyrillic"), (CHINESE, "zh", "CJK")])
+def test_a_question_in_another_script_over_an_english_index_is_searched_dense_only(english_index, question,
+                                                                                      language, script):
+    retriever = HybridRetriever(IndexBundle.open(english_index))
+    crossing = retriever.crosslingual(question)
+    assert crossing is not None
+    assert (crossing.question_language, crossing.index_languages) == (language, ("en",))
+    assert crossing.note.startswith(f"cross-lingual: {language} question ({script} script), index in en: dense only")
+    hybrid = retriever.search(question, k=4)
+    dense = retriever.search(question, k=4, mode="dense")
+    assert [h.chunk.id for h in hybrid] == [h.chunk.id for h in dense]
+    assert all(h.sources == ["dense:0"] and h.scores["alpha"] == 1.0 and "bm25" not in h.scores for h in hybrid)
+
+
+def test_an_english_question_over_the_english_index_stays_hybrid(english_index):
+    retriever = HybridRetriever(IndexBundle.open(english_index))
+    question = "Which river flows through London?"
+    assert retriever.crosslingual(question) is None
+    assert any(source.startswith("bm25:") for hit in retriever.search(question, k=4) for source in hit.sources)
+    assert retriever.crosslingual("1914") is None  # no letters: nothing to tell
+
+
+def test_a_mixed_index_keeps_bm25_for_either_language(mixed_index):
+    retriever = HybridRetriever(IndexBundle.open(mixed_index))
+    question = "Ландау получил Нобелевскую премию?"
+    assert retriever.crosslingual(question) is None
+    hits = retriever.search(question, k=4)
+    assert any(source.startswith("bm25:") for hit in hits for source in hit.sources)
+    assert hits[0].chunk.doc_id == "landau"  # BM25's exact Cyrillic match still counts
+    assert retriever.crosslingual("Which river flows through London?") is None
+    assert retriever.crosslingual(CHINESE) is not None  # neither of its scripts: dense only
+
+
+def test_the_retrieve_node_trace_says_so(english_index):
+    ctx = context(english_index, retrieve_k=3)
+    update = retrieve({"question": RUSSIAN, "language": "ru"}, Runtime(context=ctx))
+    assert len(update["hits"]) == 3
+    assert "cross-lingual: ru question (Cyrillic script), index in en: dense only" in update["trace"][0]["note"]
+    english = retrieve({"question": "Which river flows through London?"}, Runtime(context=ctx))
+    assert "cross-lingual" not in english["trace"][0].get("note", "")
+    bm25 = retrieve({"question": RUSSIAN}, Runtime(context=context(english_index, retrieval_mode="bm25")))
+    assert "cross-lingual" not in bm25["trace"][0].get("note", "")  # bm25 asked for: no rule, no note
+
+
+def test_the_index_scripts_are_read_once_per_bundle_and_again_after_a_change(tmp_path, tiny_embedder_dir,
+                                                                               monkeypatch):
+    bundle = IndexBundle.open(build_tiny_index(tmp_path, tiny_embedder_dir, ENGLISH_DOCS))
+    reads = []
+    read = DocStore.metadata_values
+    monkeypatch.setattr(DocStore, "metadata_values", lambda self, key: reads.append(key) or read(self, key))
+    assert crosslingual(bundle, RUSSIAN) is not None
+    assert crosslingual(bundle, CHINESE) is not None
+    assert reads == ["language"]
+    bundle.add([_russian_doc(tmp_path)], progress=False)
+    reads.clear()
+    assert crosslingual(bundle, RUSSIAN) is None  # now one of its languages is written in Cyrillic
+    assert crosslingual(bundle, CHINESE) is not None
+    assert reads == ["language"]
+    assert module.index_scripts(bundle) == {"en": "LATIN", "ru": "CYRILLIC"}
+
+
+def _russian_doc(folder):
+    path = folder / "ru" / "landau.txt"
+    path.parent.mkdir()
+    path.write_text(next(doc["text"] for doc in DOCS if doc["id"] == "landau"), encoding="utf-8")
+    return path
+
+
+def test_the_bench_pairs_questions_with_the_parallel_corpus_by_passage_number(tmp_path):
+    def write(folder, rows, questions):
+        folder.mkdir(parents=True)
+        (folder / "corpus.jsonl").write_text("".join(f'{{"id": "{i}", "title": "", "text": "{t}"}}\n'
+                                                     for i, t in rows), encoding="utf-8")
+        (folder / "questions.jsonl").write_text("".join(f'{{"id": "q{n}", "question": "{q}", "answers": [], '
+                                                        f'"supporting_ids": ["{g}"]}}\n'
+                                                        for n, (q, g) in enumerate(questions)), encoding="utf-8")
+
+    write(tmp_path / "en", [("xqen-000000", "The river."), ("xqen-000001", "The bridge.")], [("river?", "xqen-000000")])
+    write(tmp_path / "ru", [("xqru-000000", "Река."), ("xqru-000001", "Мост.")], [("мост?", "xqru-000001")])
+    folder = crosslingual_dataset(tmp_path / "en", tmp_path / "ru", out_root=tmp_path / "out")
+    dataset = load_dataset(folder)
+    assert [(q.question, q.supporting_ids) for q in dataset.questions] == [("мост?", ["xqen-000001"])]
+    assert (folder / "corpus.jsonl").read_text(encoding="utf-8") == (tmp_path / "en" / "corpus.jsonl").read_text(
+        encoding="utf-8")
+    write(tmp_path / "zh", [("xqzh-000007", "桥。")], [("桥?", "xqzh-000007")])
+    with pytest.raises(ValueError, match="not parallel"):
+        crosslingual_dataset(tmp_path / "en", tmp_path / "zh", out_root=tmp_path / "out")
