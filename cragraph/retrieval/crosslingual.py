@@ -26,7 +26,7 @@ from stores.text import language_of
 _SAMPLE_CHUNKS = 3  # chunks per language whose letters decide that language's script
 _SCRIPT_NAMES = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HALFWIDTH": "CJK", "FULLWIDTH": "LATIN"}
 _lock = threading.Lock()
-_index_scripts: weakref.WeakKeyDictionary[Any, tuple[tuple[int, Any], dict[str, str]]] = weakref.WeakKeyDictionary()
+_index_scripts: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, str], dict[str, str]]] = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,8 @@ def script_of(text: str) -> str | None:
 
 def index_scripts(bundle: Any) -> dict[str, str]:
     """Language -> script of the index's chunks (languages without letters left out), cached per bundle."""
-    key = (len(bundle.docstore), bundle.manifest.get("updated_at"))
+    # The docstore's checksum in the manifest changes with any write: no SQL query per search.
+    key = (bundle.manifest.get("updated_at"), str(bundle.manifest.get("files", {}).get("docstore.sqlite")))
     with _lock:
         cached = _index_scripts.get(bundle)
         if cached is not None and cached[0] == key:
