@@ -8,8 +8,8 @@ from cragraph.retrieval.analysis import analyse
 from cragraph.retrieval.strategy import (
     PRIOR_MS,
     STRATEGY_BM25,
+    STRATEGY_GRAPH,
     STRATEGY_HYBRID,
-    STRATEGY_HYBRID_ENTITIES,
     STRATEGY_HYBRID_EXPANSION,
     STRATEGY_MULTIHOP,
     TECH_BM25,
@@ -122,7 +122,7 @@ def test_recommends_expansion_when_terms_are_unknown(bm25):
     assert recommendation.as_dict()["alternatives"]
 
 
-def test_recommends_entities_for_a_question_about_named_things(bm25):
+def test_recommends_the_graph_for_a_question_about_named_things(bm25):
     query = "Paris, France and Europe?"  # names, but not a rare-token lookup
     recommendation = recommend(analyse(query, bm25))
-    assert recommendation.strategy == STRATEGY_HYBRID_ENTITIES
+    assert recommendation.strategy == STRATEGY_GRAPH

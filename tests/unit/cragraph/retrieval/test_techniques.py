@@ -204,7 +204,7 @@ def test_recommend_only_ends_the_graph_after_understand(index):
 
     result = graph.invoke({"question": QUESTION, "recommend_only": True}, context=context(index, strategy="auto"))
     assert [entry["node"] for entry in result["trace"]] == ["understand"]
-    assert result["strategy"]["name"] in ("bm25", "hybrid", "hybrid+expansion", "hybrid+entities", "multihop")
+    assert result["strategy"]["name"] in ("bm25", "hybrid", "hybrid+expansion", "graph", "multihop")
     assert "answer" not in result
 
 
