@@ -1,12 +1,13 @@
 """Cross-lingual questions: a question written in a script that none of the index's languages use.
 
 BM25 matches words, so a Russian or Chinese question over English documents (or back) shares almost no tokens
-with them: only numbers and names in the other script, and whatever stray Latin words the documents carry. The
-multilingual e5 embedder still matches meaning across languages, so such a question is searched with dense
-retrieval only (RetrievalSettings.crosslingual_alpha; measured on xquad_train, README "Cross-lingual
-questions"). The rule compares writing systems, not detected languages: a mis-detected short English question
-("Who is Tesla?" read as German) stays hybrid over an English index, and a mixed en + ru index keeps BM25 for
-Russian questions, because one of its languages is written in Cyrillic.
+with them: only numbers and the odd name written in the other script, which a lone match makes look like a
+strong lexical hit to dynamic fusion. The multilingual e5 embedder still matches meaning across languages, so
+hybrid search runs such a question dense only (no BM25 weight did better on xquad_train; README "Cross-lingual
+questions"). The rule compares writing systems, not detected languages: a short English question that language
+identification misreads stays hybrid over an English index, and a mixed en + ru index keeps BM25 for Russian
+questions, because one of its languages is written in Cyrillic. Same-script pairs (a French question over English
+documents) stay hybrid: BM25 still matches their names.
 
 The index's scripts are read once per opened bundle (the distinct `language` values of its chunks, one chunk's
 text per language) and read again only after the bundle changed.
