@@ -120,7 +120,9 @@ def enumeration_answer(state: State, runtime: Runtime[Context], language: str
         return None, f"no list in the {len(scores)} documents read whole; reader answer used"
     numbers = renumber([index + 1 for _, index in items])
     lines = [f"{i}. {' '.join(item.split())} [{numbers[index + 1]}]" for i, (item, index) in enumerate(items, 1)]
-    evidence = [{"n": numbers[index + 1], "sentence": item, "score": 1.0} for item, index in items]
+    # an item's score is its document's: the best retrieval score of the document's hits
+    evidence = [{"n": numbers[index + 1], "sentence": item, "score": round(chunks[index]["score"], 4)}
+                for item, index in items]
     answered = _answered("\n".join(lines), chunks, numbers, evidence, language)
     return {**answered, "items": len(items)}, f"{len(items)} items from {len(scores)} documents read whole"
 
