@@ -94,6 +94,9 @@ def _parser() -> argparse.ArgumentParser:
     index.add_argument("--rebuild", action="store_true", help="build a fresh index instead of updating")
     index.add_argument("--delete", nargs="+", default=[], metavar="DOC_ID", help="document ids to remove")
     index.add_argument("--quiet", action="store_true", help="no progress bars")
+    index.add_argument("--workers", type=_workers, default=None, metavar="N",
+                       help="threads that embed chunks (default: the runtime's, one per core); "
+                            "CRAGRAPH_EMBED_BACKEND=torch|onnx|onnx-int8 picks the runtime")
     index.add_argument("--follow-symlinks", action="store_true",
                        help="also index files that symbolic links point to outside the folders given "
                             "(default: such links are skipped and reported)")
@@ -138,7 +141,33 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _workers(text: str) -> int:
+    """--workers N: a whole number of threads, at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of threads, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 (threads that embed chunks), got {value}")
+    return value
+
+
+def _use_workers(workers: int | None) -> None:
+    """Embed with `workers` intra-op threads: ONNX Runtime reads CRAGRAPH_EMBED_THREADS when its session starts,
+    torch takes set_num_threads. Threads, not processes: both runtimes already split a batch over threads, and each
+    process would load its own copy of the model (about 1 GB with the ONNX graph)."""
+    if workers is None:
+        return
+    from cragraph.models.onnx_embedder import THREADS_ENV
+
+    os.environ[THREADS_ENV] = str(workers)
+    import torch
+
+    torch.set_num_threads(workers)
+
+
 def _index(args: argparse.Namespace) -> int:
+    _use_workers(getattr(args, "workers", None))
     from stores.bundle import writer_lock
 
     if not args.paths and not args.delete:

@@ -3,11 +3,18 @@
 The default is multilingual-e5-small rebuilt from packaged 4-bit weights (see models/e5_rebuild.py), so it
 works air-gapped; all-MiniLM-L6-v2 ships as a package too; any Hugging Face id or local folder works where
 a hub or folder is available. sentence_transformers (slow to import) is imported only when a model loads.
+
+The packaged e5-small can also run on ONNX Runtime (models/onnx_embedder.py): CRAGRAPH_EMBED_BACKEND=torch
+(the default) | onnx (the same vectors) | onnx-int8 (faster, cosine >= 0.998) picks the runtime per process.
+The SentenceTransformer stays loaded either way (`Embedder.model`: its tokenizer, and the torch modules the
+reader and the evaluators read). sentence-transformers puts the model on CUDA when torch sees a GPU; the ONNX
+session does too when onnxruntime has its CUDA provider.
 """
 
 from __future__ import annotations
 
 import copy
+import os
 import re
 import threading
 import warnings
@@ -19,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from cragraph.models.e5_rebuild import PASSAGE_PREFIX, QUERY_PREFIX
+from cragraph.models.onnx_embedder import BACKEND_ENV, ONNX_INT8, TORCH, OnnxRunner, resolve_backend, use_cuda
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -112,27 +120,34 @@ def plan_model(name: str) -> ModelPlan:
         cands = (Candidate("packaged-minilm", ""), Candidate("hub", MINILM_HUB_ID))
         return ModelPlan(MINILM, cands, e5_prefixes=False)
     folder = str(Path(canonical).expanduser().resolve())
-    cands = [Candidate("folder", folder)]
+    sources = [Candidate("folder", folder)]
     if looks_like_hub_id(canonical):
-        cands.append(Candidate("hub", canonical))
-    return ModelPlan(canonical, tuple(cands), e5_prefixes=is_e5_name(canonical))
+        sources.append(Candidate("hub", canonical))
+    return ModelPlan(canonical, tuple(sources), e5_prefixes=is_e5_name(canonical))
 
 
 class Embedder:
-    """A SentenceTransformer plus the prefixes its family expects; returns float32, L2-normalized rows."""
+    """A SentenceTransformer plus the prefixes its family expects; returns float32, L2-normalized rows.
+
+    With a `runner` (an OnnxRunner) the vectors come from ONNX Runtime; `backend` says which runtime serves
+    (torch | onnx | onnx-int8) and `model` is the SentenceTransformer either way.
+    """
 
     def __init__(
-        self, name: str, model: SentenceTransformer, query_prefix: str = "", passage_prefix: str = ""
+        self, name: str, model: SentenceTransformer, query_prefix: str = "", passage_prefix: str = "",
+        runner: OnnxRunner | None = None, backend: str = TORCH,
     ):
         self.name = name
         self.model = model
         self.query_prefix = query_prefix
         self.passage_prefix = passage_prefix
+        self.runner = runner
+        self.backend = backend
         get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-        self.dim = int(get_dim())
+        self.dim = int(get_dim() or 0)
 
     def __repr__(self) -> str:
-        return f"Embedder(name={self.name!r}, dim={self.dim})"
+        return f"Embedder(name={self.name!r}, dim={self.dim}, backend={self.backend!r})"
 
     def embed_queries(self, texts: Sequence[str], batch_size: int = 32, progress: bool = False) -> np.ndarray:
         """Embed search queries (with the query prefix for e5 models)."""
@@ -152,6 +167,8 @@ class Embedder:
         items = [prefix + _LONE_SURROGATE.sub("\ufffd", t) for t in texts]
         if not items:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if self.runner is not None:
+            return np.ascontiguousarray(self.runner.encode(items, batch_size=batch_size), dtype=np.float32)
         vectors = self.model.encode(
             items,
             batch_size=batch_size,
@@ -249,7 +266,7 @@ def open_embedder(name: str, quantize: bool = False) -> Embedder:
     raise ModelNotFoundError(name, failures)
 
 
-_cache: dict[tuple[str, bool], Embedder] = {}
+_cache: dict[tuple[str, bool, str], Embedder] = {}
 _cache_lock = threading.Lock()
 
 
@@ -270,22 +287,75 @@ def quantized_copy(embedder: Embedder) -> Embedder:
     return Embedder(embedder.name, copied, embedder.query_prefix, embedder.passage_prefix)
 
 
-def load_embedder(name: str = E5_SMALL, quantize: bool = False) -> Embedder:
+def onnx_copy(embedder: Embedder, backend: str) -> Embedder:
+    """The packaged e5-small served by ONNX Runtime (`backend` onnx or onnx-int8), sharing the loaded
+    SentenceTransformer (tokenizer, and the torch modules other code reads). The graph is exported from the
+    rebuilt folder on first use and cached beside it (models/onnx_embedder.py)."""
+    from cragraph.models.e5_rebuild import ensure_rebuilt_e5_small
+    from cragraph.models.onnx_embedder import embed_threads, ensure_onnx
+
+    if embedder.name != E5_SMALL:
+        raise ValueError(f"the ONNX backends serve the packaged e5-small only, not {embedder.name!r}")
+    graph = ensure_onnx(ensure_rebuilt_e5_small(), int8=backend == ONNX_INT8)
+    model = embedder.model
+    runner = OnnxRunner(graph, model.tokenizer, int(model.max_seq_length or 512), threads=embed_threads())
+    return Embedder(embedder.name, model, embedder.query_prefix, embedder.passage_prefix, runner, backend)
+
+
+def _backend_for(canonical: str, quantize: bool, backend: str | None) -> str:
+    """The runtime that serves (canonical, quantize, backend): the torch int8 model (the reader's) and every
+    model but the packaged e5-small run on torch; so does the default on a GPU without onnxruntime's CUDA."""
+    chosen = resolve_backend(backend)
+    if quantize or canonical != E5_SMALL:
+        return TORCH
+    explicit = backend is not None or bool(os.environ.get(BACKEND_ENV, "").strip())
+    if not explicit and chosen != TORCH and use_cuda():
+        import onnxruntime
+
+        if "CUDAExecutionProvider" not in onnxruntime.get_available_providers():
+            return TORCH
+    return chosen
+
+
+def load_embedder(name: str = E5_SMALL, quantize: bool = False, backend: str | None = None) -> Embedder:
     """The process-wide embedder for `name` (aliases share one instance); thread-safe, loaded on first use.
 
-    quantize=True gives an int8 dynamically quantized model (cached separately): on a 2-core CPU about 2.1x
-    the fp32 passages/s for e5-small, cosine to fp32 >= 0.99. Leave it off where exact vectors matter. It is
-    made from the process's fp32 instance (loaded first if need be; tensors and tokenizer shared, see
+    quantize=True gives an int8 dynamically quantized torch model (cached separately): on a 2-core CPU about
+    2.1x the fp32 passages/s for e5-small, cosine to fp32 >= 0.99. Leave it off where exact vectors matter. It
+    is made from the process's fp32 instance (loaded first if need be; tensors and tokenizer shared, see
     quantized_copy), so retrieval and the reader in one process read the model from disk once.
+
+    backend (default: $CRAGRAPH_EMBED_BACKEND, else torch) picks the runtime of the packaged e5-small's fp32
+    embedder: torch (sentence-transformers), onnx (the same vectors on ONNX Runtime) or onnx-int8. Other
+    models, and quantize=True, always run on torch. An ONNX backend that cannot start raises when it was asked
+    for by argument or environment, and falls back to torch with a warning otherwise.
     """
     canonical = plan_model(name).name
-    key = (canonical, bool(quantize))
+    chosen = _backend_for(canonical, quantize, backend)
+    key = (canonical, bool(quantize), chosen)
     with _cache_lock:
         cached = _cache.get(key)
         if cached is None:
-            base = _cache.get((canonical, False))
+            base = _cache.get((canonical, False, TORCH))
             if base is None:
-                base = _cache[(canonical, False)] = open_embedder(name)
-            cached = quantized_copy(base) if quantize else base
+                base = _cache[(canonical, False, TORCH)] = open_embedder(name)
+            if quantize:
+                cached = quantized_copy(base)
+            elif chosen == TORCH:
+                cached = base
+            else:
+                cached = _onnx_or_torch(base, chosen, explicit=backend is not None
+                                        or bool(os.environ.get(BACKEND_ENV, "").strip()))
             _cache[key] = cached
         return cached
+
+
+def _onnx_or_torch(base: Embedder, backend: str, explicit: bool) -> Embedder:
+    try:
+        return onnx_copy(base, backend)
+    except Exception as err:  # an export can fail many ways (no onnx package, disk full); torch still works
+        if explicit:
+            raise
+        warnings.warn(f"embedding on torch: the ONNX backend could not start ({_short_error(err)})",
+                      RuntimeWarning, stacklevel=3)
+        return base

@@ -1,0 +1,81 @@
+"""The ONNX Runtime backends of the packaged e5-small against sentence-transformers fp32, the reference:
+fp32 gives the same vectors (cosine >= 0.999), int8 stays close, order survives length sorting, and the
+exported graphs are cached beside the rebuilt folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cragraph.models.e5_rebuild import ensure_rebuilt_e5_small
+from cragraph.models.embedder import load_embedder
+from cragraph.models.onnx_embedder import FP32_FILE, INT8_FILE, ensure_onnx, onnx_folder
+
+pytestmark = pytest.mark.integration
+HOTPOT = Path(__file__).resolve().parents[3] / "shared" / "data" / "hotpotqa_migres200" / "corpus.jsonl"
+
+MIXED = [
+    "The Eiffel Tower was completed in 1889 for the World's Fair in Paris.",
+    "Лев Толстой написал роман «Война и мир» в шестидесятых годах XIX века.",
+    "熊猫主要以竹子为食，生活在四川的山区。",
+    "ok",
+    "",
+    "A long passage " + "about rivers, bridges and the towns built along them " * 60,  # truncated at 512 tokens
+]
+
+
+def _real_passages(n: int = 48) -> list[str]:
+    if not HOTPOT.is_file():
+        return MIXED
+    with open(HOTPOT, encoding="utf-8") as handle:
+        return [json.loads(line)["text"] for _, line in zip(range(n), handle, strict=False)] + MIXED
+
+
+@pytest.fixture(scope="module")
+def torch_e5():
+    return load_embedder("e5-small", backend="torch")
+
+
+def test_onnx_fp32_gives_the_sentence_transformers_vectors(torch_e5) -> None:
+    onnx = load_embedder("e5-small", backend="onnx")
+    assert onnx.backend == "onnx" and onnx.runner is not None and onnx.dim == torch_e5.dim
+    passages = _real_passages()
+    cos = (onnx.embed_passages(passages, batch_size=8) * torch_e5.embed_passages(passages)).sum(axis=1)
+    assert cos.min() >= 0.999, cos.min()
+    queries = ["who built the eiffel tower", "кто написал войну и мир", "熊猫吃什么"]
+    cos_q = (onnx.embed_queries(queries) * torch_e5.embed_queries(queries)).sum(axis=1)
+    assert cos_q.min() >= 0.999
+    assert onnx.model is torch_e5.model  # one SentenceTransformer in the process, shared
+    # each row is its own text's, whatever batch the length sort put it in
+    one_by_one = np.stack([onnx.embed_passages([p])[0] for p in MIXED])
+    np.testing.assert_allclose(onnx.embed_passages(MIXED, batch_size=4), one_by_one, atol=1e-4)
+
+
+def test_onnx_int8_is_close_and_rows_keep_their_order(torch_e5) -> None:
+    int8 = load_embedder("e5-small", backend="onnx-int8")
+    passages = _real_passages(24)
+    vectors = int8.embed_passages(passages, batch_size=4)
+    assert vectors.dtype == np.float32 and vectors.shape == (len(passages), 384)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+    cos = (vectors * torch_e5.embed_passages(passages)).sum(axis=1)
+    assert cos.min() >= 0.99, cos.min()
+    # Activations are quantized per batch, so a text's int8 vector depends a little on its batch mates; each row
+    # is still nearest to its own text's vector embedded alone.
+    alone = np.stack([int8.embed_passages([p])[0] for p in MIXED])
+    together = vectors[-len(MIXED):]
+    assert ((together * alone).sum(axis=1) >= 0.99).all()
+    assert ((together @ alone.T).argmax(axis=1) == np.arange(len(MIXED))).all()
+
+
+def test_graphs_are_cached_beside_the_rebuild() -> None:
+    rebuilt = ensure_rebuilt_e5_small()
+    folder = onnx_folder(rebuilt)
+    fp32, int8 = ensure_onnx(rebuilt), ensure_onnx(rebuilt, int8=True)
+    assert (fp32, int8) == (folder / FP32_FILE, folder / INT8_FILE)
+    assert folder.parent == rebuilt.parent
+    before = fp32.stat().st_mtime_ns
+    assert ensure_onnx(rebuilt) == fp32 and fp32.stat().st_mtime_ns == before  # reused, not exported again
+    assert not [p for p in folder.parent.iterdir() if p.name.startswith(f".{FP32_FILE}.building-")]
