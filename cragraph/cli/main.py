@@ -86,12 +86,17 @@ def _parser() -> argparse.ArgumentParser:
     add_train_evaluator(commands)
 
     index = commands.add_parser("index", help="index files or folders (.jsonl .txt .md .html) into a bundle")
-    index.add_argument("paths", nargs="*", help="files or folders to add (re-adding a changed file updates it)")
+    index.add_argument("paths", nargs="*",
+                       help="files or folders to add (re-adding a changed file updates it); none, on an existing "
+                            "index: bring it up to date (an older bundle gets its entity field and graph)")
     index.add_argument("--index", default=DEFAULT_INDEX, help="bundle folder (default: %(default)s)")
     index.add_argument("--embedder", default=None,
                        help="embedding model for a new index: e5-small (default), minilm, a local folder or "
                             "a Hugging Face id")
     index.add_argument("--rebuild", action="store_true", help="build a fresh index instead of updating")
+    index.add_argument("--ner-share", type=float, default=1.0, metavar="SHARE",
+                       help="skeleton indexing for a new index: full NER only for this most central share of "
+                            "chunks (0 < SHARE <= 1), keyword entity links for the rest (default: %(default)s)")
     index.add_argument("--delete", nargs="+", default=[], metavar="DOC_ID", help="document ids to remove")
     index.add_argument("--quiet", action="store_true", help="no progress bars")
     index.add_argument("--workers", type=_workers, default=None, metavar="N",
@@ -170,8 +175,10 @@ def _index(args: argparse.Namespace) -> int:
     _use_workers(getattr(args, "workers", None))
     from stores.bundle import writer_lock
 
-    if not args.paths and not args.delete:
-        raise ValueError("nothing to do: give files or folders to index, or --delete DOC_ID")
+    if not 0.0 < args.ner_share <= 1.0:
+        raise ValueError(f"--ner-share must be in (0, 1], got {args.ner_share}")
+    if not args.paths and not args.delete and not Path(args.index).exists():
+        raise ValueError(f"no index at {args.index}: give files or folders to index")
     # One lock around the whole command: whether to build or update is decided by what is on disk, so a second
     # `cragraph index` waits here and then adds to the first one's index instead of building over it.
     with writer_lock(Path(args.index)):
@@ -186,12 +193,15 @@ def _index_locked(args: argparse.Namespace) -> int:
     follow = getattr(args, "follow_symlinks", False)
     if args.rebuild or not path.exists():
         if not args.paths:
-            raise ValueError(f"no index at {path} to delete from")
-        settings = IndexSettings(embedder=args.embedder or IndexSettings.embedder)
+            raise ValueError(f"no index at {path} to delete from" if args.delete else
+                             "--rebuild needs files or folders")
+        settings = IndexSettings(embedder=args.embedder or IndexSettings.embedder, ner_share=args.ner_share)
         bundle, report = IndexBundle.build(path, args.paths, settings, progress=progress, follow_symlinks=follow)
     else:
         bundle = IndexBundle.open(path, embedder=args.embedder)
-        report = bundle.add(args.paths, progress=progress, follow_symlinks=follow) if args.paths else None
+        upgrade = not args.paths and not args.delete  # `cragraph index --index X`: bring X up to date
+        report = bundle.add(args.paths or None, progress=progress, follow_symlinks=follow) \
+            if args.paths or upgrade else None
         if args.delete:
             deleted = bundle.delete(args.delete)
             report = deleted if report is None else report

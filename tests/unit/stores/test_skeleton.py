@@ -51,3 +51,24 @@ def test_skeleton_entities_run_ner_on_the_share_and_link_the_rest(monkeypatch):
 def test_the_cli_refuses_a_share_outside_zero_one(tmp_path, capsys):
     assert main(["index", str(tmp_path), "--index", str(tmp_path / "x"), "--ner-share", "0"]) == 1
     assert "--ner-share must be in (0, 1]" in capsys.readouterr().err
+
+
+def test_cli_index_with_no_paths_brings_an_older_bundle_up_to_date(tmp_path, tiny_embedder_dir, capsys):
+    import json
+
+    from stores.bundle import IndexBundle
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Ada Lovelace\n\nAda Lovelace wrote about the Analytical Engine.\n")
+    index = tmp_path / "index"
+    assert main(["index", str(docs), "--index", str(index), "--embedder", str(tiny_embedder_dir), "--quiet"]) == 0
+    manifest = json.loads((index / "manifest.json").read_text())
+    del manifest["graph"], manifest["files"]["graph/graph.npz"]
+    (index / "manifest.json").write_text(json.dumps(manifest))
+    assert IndexBundle.open(index).graph is None
+    assert main(["index", "--index", str(index), "--quiet"]) == 0
+    assert "entity-passage graph built" in capsys.readouterr().out
+    assert IndexBundle.open(index).graph is not None
+    assert main(["index", "--index", str(tmp_path / "missing")]) == 1
+    assert "no index at" in capsys.readouterr().err
