@@ -1,6 +1,6 @@
 """Indexing speed of the packaged e5-small per embedding backend, side by side in one process.
 
-    python -m cragraph.bench.embed_speed [--dataset DIR] [--chunks 600] [--repeats 5] [--threads N]
+    cragraph bench embed-speed [--dataset DIR] [--chunks 600] [--repeats 5] [--threads N]
 
 Real passages of a dataset's corpus.jsonl (hotpotqa_migres200 by default) are embedded as index chunks
 (`embed_passages`, the passage prefix, one call per repeat as an index build makes it) by sentence-transformers
@@ -11,11 +11,9 @@ and the median of the per-repeat ratios to torch, and the cosine of every backen
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-DEFAULT_DATASET = Path("/work/shared/data/hotpotqa_migres200")
+DEFAULT_DATASET = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "hotpotqa_migres200"
 BACKENDS = ("torch", "onnx", "onnx-int8")
 
 
@@ -87,40 +85,3 @@ def format_table(result: dict[str, Any]) -> str:
         lines.append(f"| {backend} | {row['chunks_per_s']:.1f} | {row['ratio']:.2f}x | "
                      f"{row['cosine_min']:.5f} / {row['cosine_mean']:.5f} |")
     return "\n".join(lines)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m cragraph.bench.embed_speed", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET, help="folder with corpus.jsonl")
-    parser.add_argument("--chunks", type=int, default=600, help="passages to embed (default: %(default)s)")
-    parser.add_argument("--repeats", type=int, default=5, help="interleaved repeats (default: %(default)s)")
-    parser.add_argument("--batch-size", type=int, default=32, help="(default: %(default)s)")
-    parser.add_argument("--backends", default=",".join(BACKENDS),
-                        help="comma-separated, the first is the reference (default: %(default)s)")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="intra-op threads for every backend, as `cragraph index --workers N` sets them")
-    parser.add_argument("--out", type=Path, default=None, help="JSON report path")
-    args = parser.parse_args(argv)
-    if args.threads is not None:
-        if args.threads < 1:
-            parser.error(f"--threads must be at least 1, got {args.threads}")
-        import torch
-
-        os.environ["CRAGRAPH_EMBED_THREADS"] = str(args.threads)
-        torch.set_num_threads(args.threads)
-    if args.chunks < 1:
-        parser.error("--chunks must be at least 1")
-    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    result = measure(read_passages(args.dataset, args.chunks), backends, args.repeats, args.batch_size)
-    result["dataset"] = str(args.dataset)
-    print(format_table(result))
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -8,6 +8,8 @@
     cragraph bench reader-training --out DIR                    the short-answer reader (bench/reader_training.py)
     cragraph bench abstention RESULTS.jsonl ...                 abstention thresholds by Truth (bench/abstention.py)
     cragraph bench crosslingual --corpus DIR --questions DIR ... retrieval across languages (bench/crosslingual.py)
+    cragraph bench embed-speed --chunks 300 --repeats 3         chunks/s per embedding backend (bench/embed_speed.py)
+    cragraph bench skeleton-speed INDEX --share 0.25            NER time, all vs skeleton (bench/skeleton_speed.py)
 
 cragraph/cli/main.py wires the group in with `register(commands)`. Each handler parses, calls the plain bench
 function and prints; the bench modules load only when their command runs, so the CLI starts fast.
@@ -93,6 +95,30 @@ def register(commands: argparse._SubParsersAction) -> None:
     abstention.add_argument("--top", type=int, default=10, help="rows shown")
     abstention.set_defaults(run=_abstention)
 
+    embed = benches.add_parser(
+        "embed-speed", help="indexing speed of e5-small per embedding backend (torch, onnx, onnx-int8), side by side",
+        description="Real passages of a dataset's corpus are embedded as index chunks by each backend in turn "
+                    "within every repeat; prints median chunks/s, the ratio to torch and the cosine to its vectors.")
+    embed.add_argument("--dataset", type=Path, default=None, help="folder with corpus.jsonl (default: "
+                                                                  "../shared/data/hotpotqa_migres200)")
+    embed.add_argument("--chunks", type=int, default=600, help="passages to embed (default: %(default)s)")
+    embed.add_argument("--repeats", type=int, default=5, help="interleaved repeats (default: %(default)s)")
+    embed.add_argument("--batch-size", type=int, default=32, help="(default: %(default)s)")
+    embed.add_argument("--backends", default="torch,onnx,onnx-int8",
+                       help="comma-separated, the first is the reference (default: %(default)s)")
+    embed.add_argument("--threads", type=int, default=None,
+                       help="intra-op threads for every backend, as `cragraph index --workers N` sets them")
+    embed.add_argument("--out", type=Path, default=None, help="JSON report path")
+    embed.set_defaults(run=_embed_speed)
+
+    skeleton = benches.add_parser(
+        "skeleton-speed", help="NER time over an index's chunks: all of them vs skeleton indexing, side by side")
+    skeleton.add_argument("index", type=Path)
+    skeleton.add_argument("--share", type=float, default=0.25,
+                          help="central share that gets NER (default: %(default)s)")
+    skeleton.add_argument("--repeats", type=int, default=3, help="(default: %(default)s)")
+    skeleton.set_defaults(run=_skeleton_speed)
+
     crosslingual = benches.add_parser(
         "crosslingual", help="eval retrieval with one language's questions over a parallel corpus in another "
                              "(e.g. XQuAD ru questions, en corpus)",
@@ -119,6 +145,41 @@ def _ask_latency(args: argparse.Namespace) -> int:
 
     result = measure_stage_latencies(args.index, read_questions(args.file), web=args.web)
     print(latency_report(result))
+    return 0
+
+
+def _embed_speed(args: argparse.Namespace) -> int:
+    import json
+    import os
+
+    from cragraph.bench.embed_speed import DEFAULT_DATASET, format_table, measure, read_passages
+
+    if args.threads is not None and args.threads < 1:
+        raise ValueError(f"--threads must be at least 1, got {args.threads}")
+    if args.chunks < 1:
+        raise ValueError(f"--chunks must be at least 1, got {args.chunks}")
+    if args.threads is not None:
+        import torch
+
+        os.environ["CRAGRAPH_EMBED_THREADS"] = str(args.threads)
+        torch.set_num_threads(args.threads)
+    dataset = args.dataset or DEFAULT_DATASET
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    result = measure(read_passages(dataset, args.chunks), backends, args.repeats, args.batch_size)
+    result["dataset"] = str(dataset)
+    print(format_table(result))
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+def _skeleton_speed(args: argparse.Namespace) -> int:
+    from cragraph.bench.skeleton_speed import measure, summary
+
+    if not 0.0 < args.share <= 1.0:
+        raise ValueError(f"--share must be in (0, 1], got {args.share}")
+    print(summary(measure(args.index, args.share, args.repeats)))
     return 0
 
 

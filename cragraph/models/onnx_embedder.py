@@ -11,15 +11,15 @@ text, then put back in the caller's order. The fp32 graph gives the sentence-tra
 > 0.9999 on hotpotqa passages, tests/integration/test_onnx_embedder.py), so a bundle built on torch opens,
 searches and grows on onnx. int8 is close, not equal: cosine to fp32 0.998 min / 0.9988 mean on hotpotqa
 passages, and, activations being quantized per batch, a text's int8 vector moves by about as much with its
-batch mates. Dense R@5 did not move (hotpotqa_migres200 0.880 both), so int8 vectors may sit beside fp32 ones
+batch mates. Dense R@5 did not move on the sets measured (README), so int8 vectors may sit beside fp32 ones
 in a bundle; the embedding cache still keeps them apart (its model key fingerprints the vectors), so an fp32
 build never reuses int8 vectors.
 
 Backends, chosen per process by CRAGRAPH_EMBED_BACKEND (or `load_embedder(..., backend=)`):
-  torch      sentence-transformers fp32, the reference and the default (torch 2.13's CPU kernels matched
-             ONNX Runtime fp32: 0.94x on a 2-core Sapphire Rapids VM, python -m cragraph.bench.embed_speed);
+  torch      sentence-transformers fp32, the reference and the default (ONNX Runtime fp32 measured no faster
+             on this project's CPU: README "Faster embedding", `cragraph bench embed-speed`);
   onnx       ONNX Runtime fp32 (the same vectors);
-  onnx-int8  ONNX Runtime int8 (about 1.5x torch's chunks/s there; cosine to fp32 >= 0.998).
+  onnx-int8  ONNX Runtime int8 (faster; its vectors differ slightly from fp32, README).
 CRAGRAPH_EMBED_THREADS (set by `cragraph index --workers N`) sets the intra-op threads of either runtime.
 CUDA is used when torch sees it (and onnxruntime has its CUDA provider).
 """
