@@ -22,12 +22,11 @@ What is real and what is synthetic:
 Each size is built in one child process and queried in another, so the peak resident memory (ru_maxrss) of
 each phase is its own. Prints a Markdown table and writes JSON:
 
-    python -m cragraph.bench.scale --sizes 10000,100000,1000000 --out runs/scale/scale.json
+    cragraph bench scale --sizes 10000,100000,1000000 --out runs/scale/scale.json
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -375,34 +374,3 @@ def _pair(latency: dict[str, float] | None) -> str:
 
 def _mb(n_bytes: float) -> str:
     return f"{n_bytes / 1e6:,.1f}"
-
-
-def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(prog="python -m cragraph.bench.scale", description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", default="10000,100000,1000000", help="comma-separated chunk counts")
-    parser.add_argument("--queries", type=int, default=200, help="questions timed per size (hotpotqa_migres200)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, help="write the JSON report here (rewritten after every size)")
-    parser.add_argument("--workdir", type=Path, help="build the bundles here (default: a temporary folder in /tmp)")
-    parser.add_argument("--keep", action="store_true", help="keep the built bundles")
-    parser.add_argument("--in-process", action="store_true",
-                        help="build and query in this process (faster start; RSS peaks then accumulate)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars")
-    args = parser.parse_args(argv)
-    sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
-
-    def save(report: dict[str, Any]) -> None:
-        if args.out:
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-
-    if args.workdir:
-        args.workdir.mkdir(parents=True, exist_ok=True)
-    report = run(sizes, args.queries, args.seed, args.workdir, progress=not args.quiet,
-                 isolate=not args.in_process, keep=args.keep, on_result=save)
-    print(markdown(report))
-    return report
-
-
-if __name__ == "__main__":
-    main()

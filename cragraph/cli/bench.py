@@ -10,6 +10,7 @@
     cragraph bench crosslingual --corpus DIR --questions DIR ... retrieval across languages (bench/crosslingual.py)
     cragraph bench embed-speed --chunks 300 --repeats 3         chunks/s per embedding backend (bench/embed_speed.py)
     cragraph bench skeleton-speed INDEX --share 0.25            NER time, all vs skeleton (bench/skeleton_speed.py)
+    cragraph bench scale --sizes 10000,100000 --out FILE        the bundle's scale curve (bench/scale.py)
 
 cragraph/cli/main.py wires the group in with `register(commands)`. Each handler parses, calls the plain bench
 function and prints; the bench modules load only when their command runs, so the CLI starts fast.
@@ -119,6 +120,21 @@ def register(commands: argparse._SubParsersAction) -> None:
     skeleton.add_argument("--repeats", type=int, default=3, help="(default: %(default)s)")
     skeleton.set_defaults(run=_skeleton_speed)
 
+    scale = benches.add_parser(
+        "scale", help="the index bundle at 10k / 100k / 1M chunks: build time, disk, memory, hybrid latency",
+        description="Synthetic corpora of real sentences with random unit vectors, built with the bundle's own "
+                    "stores and searched with HybridRetriever (bench/scale.py says what is synthetic).")
+    scale.add_argument("--sizes", default="10000,100000,1000000", help="comma-separated chunk counts")
+    scale.add_argument("--queries", type=int, default=200, help="questions timed per size (hotpotqa_migres200)")
+    scale.add_argument("--seed", type=int, default=0)
+    scale.add_argument("--out", type=Path, help="write the JSON report here (rewritten after every size)")
+    scale.add_argument("--workdir", type=Path, help="build the bundles here (default: a temporary folder in /tmp)")
+    scale.add_argument("--keep", action="store_true", help="keep the built bundles")
+    scale.add_argument("--in-process", action="store_true",
+                       help="build and query in this process (faster start; RSS peaks then accumulate)")
+    scale.add_argument("--quiet", action="store_true", help="no progress bars")
+    scale.set_defaults(run=_scale)
+
     crosslingual = benches.add_parser(
         "crosslingual", help="eval retrieval with one language's questions over a parallel corpus in another "
                              "(e.g. XQuAD ru questions, en corpus)",
@@ -180,6 +196,28 @@ def _skeleton_speed(args: argparse.Namespace) -> int:
     if not 0.0 < args.share <= 1.0:
         raise ValueError(f"--share must be in (0, 1], got {args.share}")
     print(summary(measure(args.index, args.share, args.repeats)))
+    return 0
+
+
+def _scale(args: argparse.Namespace) -> int:
+    import json
+
+    from cragraph.bench.scale import markdown, run
+
+    sizes = [int(size.replace("_", "")) for size in args.sizes.split(",") if size.strip()]
+    if not sizes or min(sizes) < 1:
+        raise ValueError(f"--sizes needs positive chunk counts, got {args.sizes!r}")
+
+    def save(report: dict) -> None:
+        if args.out:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+
+    if args.workdir:
+        args.workdir.mkdir(parents=True, exist_ok=True)
+    report = run(sizes, args.queries, args.seed, args.workdir, progress=not args.quiet,
+                 isolate=not args.in_process, keep=args.keep, on_result=save)
+    print(markdown(report))
     return 0
 
 
