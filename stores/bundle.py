@@ -37,7 +37,7 @@ from stores.chunking import chunk_documents
 from stores.dense import DenseIndex
 from stores.docstore import DOCSTORE_FILE, DocStore
 from stores.embed_cache import content_hash, embed_passages_cached
-from stores.entity_graph import EntityGraph
+from stores.entity_graph import KNN, EntityGraph, neighbour_matrix
 from stores.entity_index import EntityIndex
 from stores.loaders import load_documents, page_base, stale_pages
 from stores.ner import backend_name, chunk_entities
@@ -411,7 +411,11 @@ def _graph_of(stores: _Stores) -> EntityGraph:
     """The entity-passage graph, rebuilt from the entity field and the stored vectors on every write."""
     assert stores.entities is not None
     rows = [row for row, _ in stores.docstore.iter_rows()]
-    return EntityGraph.build(rows, stores.entities.entities_of(rows), stores.dense.vectors_for(rows))
+    neighbours = None
+    if stores.dense.kind == "hnsw":  # an exact all-pairs pass is quadratic: the index's own search instead
+        neighbours = neighbour_matrix(*stores.dense.neighbour_lists(rows, KNN))
+    return EntityGraph.build(rows, stores.entities.entities_of(rows), stores.dense.vectors_for(rows),
+                             neighbours=neighbours)
 
 
 def _entities_summary(stores: _Stores) -> dict[str, Any]:

@@ -79,6 +79,25 @@ class DenseIndex:
         found = rows[0] >= 0
         return self.ids[rows[0][found]], scores[0][found]
 
+    def neighbour_lists(self, ids: Sequence[int], k: int, batch: int = 4096) -> tuple[np.ndarray, np.ndarray]:
+        """For each of `ids`, the positions (in `ids`) and inner products of its k nearest others among `ids`,
+        through the index itself (approximate above the HNSW threshold, where an exact all-pairs pass would
+        cost hours); -1 where fewer were found. `ids` must be every stored id."""
+        if sorted(map(int, ids)) != sorted(self._row_of):
+            raise ValueError("neighbour_lists needs every stored id")
+        position = np.full(int(self.ids.max()) + 1 if len(self.ids) else 0, -1, dtype=np.int64)
+        position[np.asarray(ids, dtype=np.int64)] = np.arange(len(ids))
+        vectors = self.vectors_for(ids)
+        found, scores = [], []
+        for start in range(0, len(vectors), batch):
+            block_scores, block_rows = self._index.search(vectors[start:start + batch], k + 1)
+            neighbours = np.where(block_rows >= 0, position[self.ids[np.maximum(block_rows, 0)]], -1)
+            own = neighbours == np.arange(start, start + len(block_rows))[:, None]
+            neighbours[own] = -1
+            found.append(neighbours)
+            scores.append(block_scores)
+        return np.concatenate(found), np.concatenate(scores)
+
     def save(self, folder: Path) -> list[str]:
         np.save(folder / VECTORS_FILE, self.vectors)
         np.save(folder / IDS_FILE, self.ids)

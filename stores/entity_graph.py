@@ -76,8 +76,10 @@ class EntityGraph:
 
     @classmethod
     def build(cls, rows: Sequence[int], entities_per_row: Sequence[Sequence[str]], vectors: np.ndarray,
-              knn: int = KNN, min_cosine: float = KNN_MIN_COSINE) -> EntityGraph:
-        """The graph of chunks `rows` (with their entities and unit vectors, in the same order)."""
+              knn: int = KNN, min_cosine: float = KNN_MIN_COSINE,
+              neighbours: sp.csr_matrix | None = None) -> EntityGraph:
+        """The graph of chunks `rows` (with their entities and unit vectors, in the same order); `neighbours`, when
+        given, replaces the exact neighbour pass (the bundle gives its HNSW index's on large corpora)."""
         rows = np.asarray(rows, dtype=np.int64)
         keys = [list(dict.fromkeys(k for k in map(entity_key, names) if k)) for names in entities_per_row]
         vocabulary = sorted({k for row_keys in keys for k in row_keys})
@@ -86,8 +88,9 @@ class EntityGraph:
         chunk_ids = np.fromiter((p[0] for p in pairs), dtype=np.int64, count=len(pairs))
         entity_ids = np.fromiter((p[1] for p in pairs), dtype=np.int64, count=len(pairs))
         mentions = sp.csr_matrix((np.ones(len(pairs)), (chunk_ids, entity_ids)), shape=(len(rows), len(vocabulary)))
-        return cls(rows, vocabulary, mentions, nearest_neighbours(np.asarray(vectors, dtype=np.float32), knn,
-                                                                  min_cosine), _synonym_edges(vocabulary))
+        if neighbours is None:
+            neighbours = nearest_neighbours(np.asarray(vectors, dtype=np.float32), knn, min_cosine)
+        return cls(rows, vocabulary, mentions, neighbours, _synonym_edges(vocabulary))
 
     # ---- walking -------------------------------------------------------------------------------------------
 
@@ -199,6 +202,15 @@ def nearest_neighbours(vectors: np.ndarray, knn: int, min_cosine: float, block: 
         cosines.append(values[keep])
     matrix = sp.csr_matrix((np.concatenate(cosines), (np.concatenate(sources), np.concatenate(targets))),
                            shape=(count, count))
+    return matrix.maximum(matrix.T).tocsr()
+
+
+def neighbour_matrix(found: np.ndarray, cosines: np.ndarray, min_cosine: float = KNN_MIN_COSINE) -> sp.csr_matrix:
+    """Symmetric neighbour edges from per-node neighbour lists (-1: none), keeping cosines >= min_cosine."""
+    count = len(found)
+    keep = (found >= 0) & (cosines >= min_cosine)
+    sources = np.nonzero(keep)[0]
+    matrix = sp.csr_matrix((cosines[keep], (sources, found[keep])), shape=(count, count))
     return matrix.maximum(matrix.T).tocsr()
 
 

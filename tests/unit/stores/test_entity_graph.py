@@ -126,3 +126,22 @@ def test_a_damaged_graph_file_is_refused_by_its_checksum(bundle):
         handle.write(b"\x00\x01\x02\x03")
     with pytest.raises(BundleError, match="graph"):
         IndexBundle.open(path)
+
+
+def test_the_index_s_own_neighbour_search_gives_the_exact_edges_on_a_small_set():
+    from stores.dense import DenseIndex
+    from stores.entity_graph import KNN_MIN_COSINE, nearest_neighbours, neighbour_matrix
+
+    vectors = _unit(np.random.default_rng(1).normal(size=(40, 8)))
+    vectors[1] = _unit([vectors[0] + 0.05])[0]  # one pair surely above the cosine floor
+    ids = list(range(100, 140))
+    hnsw = DenseIndex(8, hnsw_threshold=10)
+    hnsw.add(ids, vectors)
+    assert hnsw.kind == "hnsw"
+    order = ids[::-1]  # positions follow the order asked for, not the insertion order
+    approximate = neighbour_matrix(*hnsw.neighbour_lists(order, 5), KNN_MIN_COSINE)
+    exact = nearest_neighbours(vectors[::-1].copy(), 5, KNN_MIN_COSINE)
+    assert approximate.nnz == exact.nnz > 0
+    assert np.allclose(approximate.toarray(), exact.toarray(), atol=1e-5)
+    with pytest.raises(ValueError, match="every stored id"):
+        hnsw.neighbour_lists(ids[:5], 5)
