@@ -65,6 +65,7 @@ class EntityGraph:
         self._by_synonym: dict[str, list[int]] = {}
         for i, name in enumerate(self.entities):
             self._by_synonym.setdefault(synonym_key(name), []).append(i)
+        self._frequency = np.asarray(self.mentions.sum(axis=0)).ravel()  # chunks naming each entity
         self._transitions = lru_cache(maxsize=4)(self._transposed_transitions)
 
     @property
@@ -116,7 +117,7 @@ class EntityGraph:
                 seed[position] += weight
         if entity_seeds:
             ids = np.asarray(entity_seeds, dtype=np.int64)
-            seed[chunks + ids] += 1.0 / np.maximum(self._entity_frequency()[ids], 1.0)
+            seed[chunks + ids] += 1.0 / np.maximum(self._frequency[ids], 1.0)
         mask = self._allowed_mask(allowed)
         if mask is not None:
             seed[:chunks] *= mask
@@ -133,9 +134,6 @@ class EntityGraph:
         order = order[scores[order] > 0]
         return self.rows[order], scores[order]
 
-    def _entity_frequency(self) -> np.ndarray:
-        return np.asarray(self.mentions.sum(axis=0)).ravel()
-
     def _allowed_mask(self, allowed: np.ndarray | None) -> np.ndarray | None:
         if allowed is None:
             return None
@@ -144,7 +142,7 @@ class EntityGraph:
     def _transposed_transitions(self, weights: WalkWeights) -> sp.csr_matrix:
         """The column-stochastic transition matrix of the weighted, undirected graph (so mass @ P^T walks)."""
         chunks = len(self.rows)
-        rarity = sp.diags(np.log1p(max(chunks, 1) / np.maximum(self._entity_frequency(), 1.0)))
+        rarity = sp.diags(np.log1p(max(chunks, 1) / np.maximum(self._frequency, 1.0)))
         mention = self.mentions @ rarity
         cooccurs = (self.mentions.T @ self.mentions).tocsr()
         cooccurs.setdiag(0)

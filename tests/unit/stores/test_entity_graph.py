@@ -5,8 +5,9 @@ import json
 import numpy as np
 import pytest
 
-from stores.bundle import BundleError, IndexBundle, IndexSettings
+from stores.bundle import BundleError, IndexBundle
 from stores.entity_graph import EntityGraph, WalkWeights, synonym_key
+from tests.fixtures.graph import build_tiny_index
 
 # Chunk rows 10..14. "bridge" links 10 to 11 through a rare shared entity; 12 shares only a hub; 13 is alone.
 ROWS = [10, 11, 12, 13, 14]
@@ -75,17 +76,9 @@ DOCS = [
 ]
 
 
-def _corpus(folder, docs):
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "corpus.jsonl").write_text("\n".join(json.dumps(d) for d in docs) + "\n", encoding="utf-8")
-    return folder
-
-
 @pytest.fixture
 def bundle(tmp_path, tiny_embedder_dir):
-    settings = IndexSettings(embedder=str(tiny_embedder_dir))
-    built, _ = IndexBundle.build(tmp_path / "index", [_corpus(tmp_path / "docs", DOCS)], settings, progress=False)
-    return built
+    return IndexBundle.open(build_tiny_index(tmp_path, tiny_embedder_dir, DOCS))
 
 
 def _graph_docs(bundle):

@@ -1,12 +1,12 @@
 """The graph retrieval mode over a real tiny bundle: the bridge passage rises, filters hold, no graph says so."""
 
-import json
 
 import pytest
 
 from cragraph.retrieval.graph_walk import GraphSettings, graph_rerank
 from cragraph.retrieval.retriever import HybridRetriever
-from stores.bundle import IndexBundle, IndexSettings
+from stores.bundle import IndexBundle
+from tests.fixtures.graph import build_tiny_index
 
 DOCS = [
     {"id": "film", "title": "Silver Harbor", "text": "Silver Harbor is a 1998 film directed by Mara Quell.",
@@ -22,12 +22,7 @@ QUESTION = "In which city was the director of Silver Harbor born?"
 
 @pytest.fixture
 def retriever(tmp_path, tiny_embedder_dir):
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    (folder / "corpus.jsonl").write_text("\n".join(json.dumps(d) for d in DOCS) + "\n", encoding="utf-8")
-    bundle, _ = IndexBundle.build(tmp_path / "index", [folder], IndexSettings(embedder=str(tiny_embedder_dir)),
-                                  progress=False)
-    return HybridRetriever(bundle)
+    return HybridRetriever(IndexBundle.open(build_tiny_index(tmp_path, tiny_embedder_dir, DOCS)))
 
 
 def _film_first(retriever):
