@@ -46,6 +46,17 @@ def test_best_span_and_cleaning() -> None:
     assert text[slice(*clean_span(text, 0, len(text)))] == "Rush"
 
 
+def test_spans_keep_whole_words_and_no_open_bracket() -> None:
+    def cleaned(text: str, start: int, end: int) -> str:
+        return text[slice(*clean_span(text, start, end))]
+
+    assert cleaned("был Чарльзом Ричардом.", 4, 19) == "Чарльзом Ричардом"  # a subword token ended mid-word
+    assert cleaned("the Bohemian crown", 1, 8) == "the Bohemian"
+    assert cleaned("язык жестов (ASL) и", 0, 16) == "язык жестов"
+    assert cleaned("the drummer (b. 1952) was", 0, 21) == "the drummer (b. 1952)"
+    assert cleaned("它位于北京市中心", 3, 5) == "北京"  # no word edges in Chinese: the span stays
+
+
 def test_support_needs_the_answer_words_in_the_cited_passages() -> None:
     from cragraph.reader.support import is_supported
 
