@@ -16,7 +16,7 @@ import numpy as np
 from cragraph.knowledge.passages import passage_text
 from cragraph.models.embedder import Embedder
 from evaluators.cosine import forget_passage_vectors
-from stores.bundle import IndexBundle
+from stores.backend import Index
 
 _QUERY_VECTORS: OrderedDict[tuple[int, str], np.ndarray] = OrderedDict()
 _QUERY_VECTORS_LOCK = threading.Lock()
@@ -46,7 +46,7 @@ def query_vector(embedder: Embedder, text: str) -> np.ndarray:
     return vector
 
 
-def chunk_rows(bundle: IndexBundle, chunk_ids: Sequence[str]) -> list[int]:
+def chunk_rows(bundle: Index, chunk_ids: Sequence[str]) -> list[int]:
     """Docstore row ids (the dense index's ids) of the given chunk ids, in order."""
     if not chunk_ids:
         return []
@@ -55,13 +55,13 @@ def chunk_rows(bundle: IndexBundle, chunk_ids: Sequence[str]) -> list[int]:
     return [row_of[cid] for cid in chunk_ids]
 
 
-def stored_cosines(bundle: IndexBundle, question: str, passages: Sequence[dict[str, Any]]) -> np.ndarray:
+def stored_cosines(bundle: Index, question: str, passages: Sequence[dict[str, Any]]) -> np.ndarray:
     """cos(question, passage) from the vectors stored at index time: no re-embedding."""
     vectors = bundle.dense.vectors_for(chunk_rows(bundle, [p["id"] for p in passages]))
     return vectors @ query_vector(bundle.embedder, question)
 
 
-def passage_vectors(bundle: IndexBundle, pool: list[dict[str, Any]]) -> np.ndarray:
+def passage_vectors(bundle: Index, pool: list[dict[str, Any]]) -> np.ndarray:
     """Unit vectors of a passage pool: stored ones for index passages, embedded ones for the rest."""
     stored = [i for i, p in enumerate(pool) if p.get("source") == "index"]
     vectors = np.zeros((len(pool), bundle.embedder.dim), dtype=np.float32)

@@ -11,7 +11,7 @@ from cragraph.planning.plan import Decomposition
 from cragraph.planning.rules import rule_decomposition
 from cragraph.retrieval.multi_query import keyword_form
 from cragraph.retrieval.query_features import QueryClass, QueryFeatures, query_class, query_features
-from stores.bm25 import BM25Index
+from stores.backend import Lexical
 from stores.text import language_of
 
 
@@ -36,7 +36,7 @@ class QueryAnalysis:
         return cls(**{**data, "features": QueryFeatures(**data["features"])})
 
 
-def analyse(text: str, bm25: BM25Index) -> QueryAnalysis:
+def analyse(text: str, bm25: Lexical) -> QueryAnalysis:
     """Analyse `text` against the index's vocabulary."""
     features = query_features(text, bm25)
     plan = rule_decomposition(text)
@@ -44,7 +44,7 @@ def analyse(text: str, bm25: BM25Index) -> QueryAnalysis:
                          query_class=query_class(features), rule_plan=plan.model_dump() if plan else None)
 
 
-def analysis_of(stored: dict[str, Any] | None, text: str, bm25: BM25Index) -> QueryAnalysis:
+def analysis_of(stored: dict[str, Any] | None, text: str, bm25: Lexical) -> QueryAnalysis:
     """The stored analysis when it is of `text` (a re-retrieval searches a rewritten query), else a new one."""
     if stored and stored.get("text") == text:
         return QueryAnalysis.from_dict(stored)

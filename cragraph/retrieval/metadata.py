@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from stores.backend import DocStoreView
 from stores.docstore import DocStore, FilterError
 from stores.types import Chunk
 
@@ -111,7 +112,7 @@ def _weighted(spec: Any, default_weight: float) -> tuple[Any, float]:
     return spec, default_weight
 
 
-def check_filter_fields(docstore: DocStore, filters: Mapping[str, Any] | None, rows: np.ndarray | None) -> None:
+def check_filter_fields(docstore: DocStoreView, filters: Mapping[str, Any] | None, rows: np.ndarray | None) -> None:
     """Raise FilterError naming the known fields when a filter that matched nothing (`rows` empty) uses a field
     no chunk has: a typo or a renamed key must not read as "no results". Costs a scan only then."""
     if not filters or rows is None or len(rows):

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
-from stores.bm25 import BM25Index
+from stores.backend import Lexical
 from stores.tokenize import ENGLISH_STOPWORDS, RUSSIAN_STOPWORDS, tokenize
 
 VARIANT_KINDS: tuple[str, ...] = ("keywords", "spelling", "synonyms")
@@ -56,7 +56,7 @@ _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\
 _NO_SPELLING_LANGUAGES = frozenset({"zh", "ja", "ko"})
 
 
-def rule_variants(query: str, bm25: BM25Index, language: str = "en", max_variants: int = 3) -> list[tuple[str, str]]:
+def rule_variants(query: str, bm25: Lexical, language: str = "en", max_variants: int = 3) -> list[tuple[str, str]]:
     """Up to `max_variants` (variant, kind) pairs, in the order keywords, spelling, synonyms."""
     if max_variants <= 0 or not query.strip():
         return []
@@ -96,7 +96,7 @@ def content_words(text: str) -> list[str]:
     ]
 
 
-def spelling_variant(query: str, bm25: BM25Index) -> str:
+def spelling_variant(query: str, bm25: Lexical) -> str:
     """The query with each OOV word replaced by its closest indexed term; '' when nothing was corrected."""
     vocabulary = bm25.vocabulary()
     if not vocabulary:
@@ -114,7 +114,7 @@ def spelling_variant(query: str, bm25: BM25Index) -> str:
     return " ".join(corrected) if changed else ""
 
 
-def closest_term(term: str, bm25: BM25Index) -> str | None:
+def closest_term(term: str, bm25: Lexical) -> str | None:
     """The indexed term nearest to `term` by edit distance (bounded as in the module docstring), or None."""
     limit = 1 if len(term) <= 4 else 2
     lexicon = _lexicon(bm25)
@@ -128,7 +128,7 @@ def closest_term(term: str, bm25: BM25Index) -> str | None:
     return best[2] if best else None
 
 
-def synonym_variant(query: str, bm25: BM25Index) -> str:
+def synonym_variant(query: str, bm25: Lexical) -> str:
     """Keywords plus each query term's strongest NPMI neighbour; '' when no term has one."""
     terms = list(dict.fromkeys(tokenize(query)))
     neighbours: list[str] = []
@@ -141,7 +141,7 @@ def synonym_variant(query: str, bm25: BM25Index) -> str:
     return f"{keyword_form(query) or query.strip()} {' '.join(neighbours)}"
 
 
-def corpus_neighbour(term: str, bm25: BM25Index, exclude: set[str] | frozenset[str] = frozenset()) -> str | None:
+def corpus_neighbour(term: str, bm25: Lexical, exclude: set[str] | frozenset[str] = frozenset()) -> str | None:
     """The term with the highest NPMI with `term` over documents (thresholds in the module docstring)."""
     n_docs = len(bm25)
     df_term = bm25.document_frequency(term)
@@ -219,11 +219,11 @@ class _Lexicon:
         return [self.terms[i] for i in np.flatnonzero(close)]
 
 
-_LEXICONS: weakref.WeakKeyDictionary[BM25Index, tuple[tuple[int, int], _Lexicon]] = weakref.WeakKeyDictionary()
+_LEXICONS: weakref.WeakKeyDictionary[Lexical, tuple[tuple[int, int], _Lexicon]] = weakref.WeakKeyDictionary()
 _LEXICONS_LOCK = threading.Lock()
 
 
-def _lexicon(bm25: BM25Index) -> _Lexicon:
+def _lexicon(bm25: Lexical) -> _Lexicon:
     """The index's bigram lexicon, rebuilt only when its vocabulary or size changed."""
     signature = (bm25.vocabulary_size, len(bm25))
     with _LEXICONS_LOCK:

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from stores.bm25 import BM25Index
+from stores.backend import Lexical
 from stores.tokenize import ENGLISH_STOPWORDS, RUSSIAN_STOPWORDS, tokenize
 
 
@@ -27,7 +27,7 @@ def rm3_expansion(
     query: str,
     first_pass_rows: Sequence[int] | np.ndarray,
     first_pass_scores: Sequence[float] | np.ndarray,
-    bm25: BM25Index,
+    bm25: Lexical,
     terms: int = 10,
     docs: int = 5,
     original_weight: float = 0.5,
@@ -55,7 +55,7 @@ def rm3_expansion(
 def feedback_model(
     first_pass_rows: Sequence[int] | np.ndarray,
     first_pass_scores: Sequence[float] | np.ndarray,
-    bm25: BM25Index,
+    bm25: Lexical,
     terms: int = 10,
     docs: int = 5,
 ) -> dict[str, float]:

@@ -19,7 +19,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Literal
 
-from stores.bm25 import BM25Index
+from stores.backend import Lexical
 from stores.text import detect_language
 from stores.tokenize import tokenize
 
@@ -65,7 +65,7 @@ class QueryFeatures:
         return asdict(self)
 
 
-def query_features(query: str, bm25: BM25Index) -> QueryFeatures:
+def query_features(query: str, bm25: Lexical) -> QueryFeatures:
     """Features of `query` against the index's vocabulary (document frequencies)."""
     words = _WORD.findall(query)
     terms = tokenize(query)

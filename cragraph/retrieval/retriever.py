@@ -1,4 +1,4 @@
-"""Hybrid retrieval over an index bundle: BM25 + dense over one or more query variants, fused.
+"""Hybrid retrieval over an index (a bundle or a Milvus collection): BM25 + dense over query variants, fused.
 
 Every hit carries its BM25 score, dense score, fused score, per-list ranks and which lists found it.
 """
@@ -16,7 +16,7 @@ from cragraph.retrieval.crosslingual import CrossLingual, crosslingual
 from cragraph.retrieval.fusion import ranked, reciprocal_rank_fusion, weighted_score_fusion
 from cragraph.retrieval.metadata import check_filter_fields
 from cragraph.settings import setting
-from stores.bundle import IndexBundle
+from stores.backend import Index
 from stores.types import Hit
 
 Mode = Literal["hybrid", "bm25", "dense"]
@@ -64,7 +64,7 @@ class RetrievalSettings:
 
 class HybridRetriever:
     def __init__(
-        self, bundle: IndexBundle, settings: RetrievalSettings | None = None, visible: np.ndarray | None = None
+        self, bundle: Index, settings: RetrievalSettings | None = None, visible: np.ndarray | None = None
     ):
         """`visible`: the rows the caller may see (cragraph.retrieval.access); None = every row."""
         self.bundle = bundle

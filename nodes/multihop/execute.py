@@ -26,7 +26,7 @@ from cragraph.state import MultihopState, StageTimer
 from nodes._runtime import bundle_of, evaluator_of, settings_of, visible_of
 from prompts.extract_answer import ShortAnswer, extract_answer_messages
 from prompts.synthesize import synthesize_messages
-from stores.bundle import IndexBundle
+from stores.backend import Index
 from stores.text import language_of
 from stores.types import Hit
 
@@ -46,7 +46,7 @@ def llm_value_fn(spec: str, build_messages: Any, max_passages: int = 5) -> Value
 
 
 def plan_runtime(
-    bundle: IndexBundle,
+    bundle: Index,
     settings: Context,
     multihop: MultihopSettings,
     question: str,
