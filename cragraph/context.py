@@ -45,6 +45,16 @@ class Context:
     index: str = _setting(
         ".cragraph/index", "Folder of the index bundle to answer from (cragraph index ...)."
     )
+    index_backend: Literal["bundle", "milvus"] = _setting(
+        "bundle",
+        "Where the index lives: 'bundle' (the folder `index`) or 'milvus' (a Milvus collection at `index_uri`, "
+        "built with cragraph index --backend milvus).",
+    )
+    index_uri: str = _setting(
+        "",
+        "The Milvus index when index_backend is 'milvus': a Milvus Lite file (FILE.db) or a Milvus server "
+        "(http://host:19530).",
+    )
     embedder: str = _setting(
         "",
         "Embedding model; empty = the one the index was built with. A different "

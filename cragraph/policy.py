@@ -14,7 +14,7 @@ Allow-list: CRAGRAPH_CLIENT_SETTINGS, a comma-separated list of field names and 
 Unset means "default"; empty means nothing. An unknown name is an error at the first run.
 Operator fields by default (`operator_only()`): every string field (index, model specs and paths, web_base_url,
 reader_path, templates) except `category_key`, every integer field (budgets: max_retrieval_rounds, retrieve_k,
-pool and token limits), and web_search, web_search_depth, web_timeout_s, latency_budget_ms, debug. A budget the
+pool and token limits), and web_search, web_search_depth, web_timeout_s, latency_budget_ms, debug, index_backend. A budget the
 operator allows may be lowered by a client but never raised above the operator's own value.
 """
 
@@ -35,7 +35,8 @@ ALLOW_ENV = "CRAGRAPH_CLIENT_SETTINGS"
 # Fields whose type alone would make them operator settings, but which steer nothing outside the run.
 _CLIENT_EXCEPTIONS = frozenset({"category_key", "retrieval_rrf_k", "strip_min_chars"})
 # Fields that reach outside the run (the paid web API, its wait, output size) though their type looks harmless.
-_OPERATOR_EXTRAS = frozenset({"web_search", "web_search_depth", "web_timeout_s", "latency_budget_ms", "debug"})
+_OPERATOR_EXTRAS = frozenset({"web_search", "web_search_depth", "web_timeout_s", "latency_budget_ms", "debug",
+                              "index_backend"})  # which index answers is the operator's, like `index` itself
 # Budgets a client may lower (when allowed) but never raise: integer limits and the web wait.
 _EXTRA_BUDGETS = frozenset({"web_timeout_s"})
 

@@ -20,7 +20,8 @@ from cragraph.policy import ClientContext, UnknownSetting, check_types, client_c
 from cragraph.retrieval.access import caller_labels, visible_rows
 from evaluators.base import RelevanceEvaluator
 from evaluators.registry import load_evaluator
-from stores.bundle import BundleError, IndexBundle, load_bundle
+from stores.backend import Index, load_index
+from stores.bundle import BundleError
 
 
 def settings_of(runtime: Any) -> Context:
@@ -67,7 +68,7 @@ def caller_access(runtime: Any) -> frozenset[str] | None:
     return caller_labels(getattr(user, "permissions", None) if user is not None else None)
 
 
-def visible_of(runtime: Any, bundle: IndexBundle) -> np.ndarray | None:
+def visible_of(runtime: Any, bundle: Index) -> np.ndarray | None:
     """The index rows the run's caller may see (None: all)."""
     return visible_rows(bundle, caller_access(runtime))
 
@@ -93,28 +94,34 @@ def _client_message(message: str, index: str) -> str:
     return shown_path(message.replace(resolved, shown_path(index)))
 
 
-def bundle_of(settings: Context) -> IndexBundle:
-    """The index bundle, opened once per process; refuses an embedder other than the index's own. A problem
-    (no index there, damaged, being written, another embedder) is an IndexUnavailable that says what to do."""
+def bundle_of(settings: Context) -> Index:
+    """The run's index (the bundle at `index`, or the Milvus collection at `index_uri` when index_backend is
+    'milvus'), opened once per process; refuses an embedder other than the index's own. A problem (no index
+    there, damaged, unreachable, being written, another embedder) is an IndexUnavailable that says what to do."""
+    milvus = settings.index_backend == "milvus"
+    location = settings.index_uri if milvus else settings.index
+    if milvus and not location.strip():
+        raise IndexUnavailable("index_backend is 'milvus' but index_uri is empty: set it to a Milvus Lite file "
+                               "(FILE.db) or a server (http://host:19530)")
     try:
-        bundle = load_bundle(settings.index)
+        bundle = load_index(settings.index_backend, location)
     except BundleError as error:
-        raise IndexUnavailable(_client_message(str(error), settings.index)) from error
+        raise IndexUnavailable(_client_message(str(error), location)) from error
     built_with = bundle.settings.embedder
     if settings.embedder and canonical_name(settings.embedder) != canonical_name(built_with):
         raise IndexUnavailable(_client_message(
-            f"the index at {settings.index} was built with embedder {built_with!r}, "
-            f"not {settings.embedder!r}; use its embedder or rebuild the index", settings.index))
+            f"the index at {location} was built with embedder {built_with!r}, "
+            f"not {settings.embedder!r}; use its embedder or rebuild the index", location))
     return bundle
 
 
-def evaluator_spec(settings: Context, bundle: IndexBundle) -> str:
+def evaluator_spec(settings: Context, bundle: Index) -> str:
     """'cosine' means the calibrated cosine on the index's own embedder."""
     spec = settings.evaluator.strip()
     return f"cosine:{bundle.settings.embedder}" if spec.lower() == "cosine" else spec
 
 
-def evaluator_of(settings: Context, bundle: IndexBundle) -> RelevanceEvaluator:
+def evaluator_of(settings: Context, bundle: Index) -> RelevanceEvaluator:
     return load_evaluator(evaluator_spec(settings, bundle))
 
 
