@@ -41,13 +41,21 @@ def open_index(backend: str, location: str | Path, embedder: str | None = None) 
     return IndexBundle.open(location, embedder=embedder)
 
 
+def index_exists(backend: str, location: str | Path) -> bool:
+    """Whether an index is at `location` (for Milvus: a collection of cragraph's name at that URI)."""
+    if check_backend(backend) == "milvus":
+        return MilvusIndex.exists(check_uri(str(location)))
+    return Path(location).exists()
+
+
 def build_index(backend: str, location: str | Path, sources: Sequence[str | Path],
                 settings: IndexSettings | None = None, progress: bool = True,
-                follow_symlinks: bool = False) -> tuple[Index, IngestReport]:
-    """Build a new index from files or folders, replacing the one at `location`."""
+                follow_symlinks: bool = False, bm25_terms: str = "cragraph") -> tuple[Index, IngestReport]:
+    """Build a new index from files or folders, replacing the one at `location`. `bm25_terms` (Milvus only):
+    what its BM25 function reads, our tokenizer's terms or the raw passage for Milvus' own analyzer."""
     if check_backend(backend) == "milvus":
         return MilvusIndex.build(check_uri(str(location)), sources, settings, progress=progress,
-                                 follow_symlinks=follow_symlinks)
+                                 follow_symlinks=follow_symlinks, bm25_terms=bm25_terms)
     return IndexBundle.build(location, sources, settings, progress=progress, follow_symlinks=follow_symlinks)
 
 

@@ -2,12 +2,15 @@
 
 The dataset's corpus is indexed through the product path (loaders, chunking, bundle); the index is reused when
 the corpus has not changed. Chunk hits map to document ids at the rank of each document's best chunk.
+`backends` compares index backends in one run: every mode runs on each (named `mode@milvus`), interleaved per
+question, over the same corpus, chunks and cached embeddings.
 """
 
 from __future__ import annotations
 
 import json
 import platform
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -23,7 +26,9 @@ from cragraph.models.paths import cache_root
 from cragraph.planning.settings import MultihopSettings
 from cragraph.retrieval.graph_walk import graph_rerank
 from cragraph.retrieval.retriever import FUSIONS, MODES, HybridRetriever, RetrievalSettings
+from stores.backend import Index
 from stores.bundle import BundleError, IndexBundle, IndexSettings
+from stores.milvus.index import MilvusIndex
 from stores.text import language_of
 
 COLUMNS = ("R@1", "R@2", "R@5", "R@10", "AllGold@5", "MRR", "nDCG@10", "p50_ms", "p95_ms")
@@ -54,6 +59,44 @@ def dataset_index(dataset: Dataset, embedder: str, index_root: Path | None = Non
         return bundle
     bundle.add([dataset.corpus_file], progress=progress)
     return bundle
+
+
+BACKENDS = {"bundle": None, "milvus": "cragraph", "milvus-analyzer": "milvus"}
+"""Backends `cragraph eval retrieval --backend` compares: the bundle, and Milvus with what its BM25 function reads
+(our tokenizer's terms, or Milvus' standard analyzer over the raw text)."""
+
+
+def milvus_dataset_index(dataset: Dataset, embedder: str, index_root: Path | None = None, uri: str | None = None,
+                         bm25_terms: str = "cragraph", progress: bool = True) -> MilvusIndex:
+    """The dataset's Milvus index (a Milvus Lite file under `index_root` unless `uri` names one or a server),
+    built once per embedder and BM25 terms; later runs reuse it."""
+    root = index_root or cache_root() / "bench-indexes"
+    stem = f"{dataset.name.replace('/', '__')}--{embedder.replace('/', '__')}"
+    if uri is None:
+        root.mkdir(parents=True, exist_ok=True)
+        uri = str(root / f"{stem}--milvus.db")
+    collection = re.sub(r"\W", "_", f"bench_{stem}_{bm25_terms}").strip("_")[:200]
+    try:
+        index = MilvusIndex.open(uri, embedder=embedder, collection=collection)
+    except BundleError as error:
+        if "no index at" not in str(error):
+            raise
+        index, report = MilvusIndex.build(uri, [dataset.corpus_file], IndexSettings(embedder=embedder),
+                                          progress=progress, collection=collection, bm25_terms=bm25_terms)
+        print(f"indexed {dataset.name} in Milvus ({bm25_terms} terms): {report.summary()}")
+        return index
+    index.add([dataset.corpus_file], progress=progress)
+    return index
+
+
+def backend_index(backend: str, dataset: Dataset, embedder: str, index_root: Path | None = None,
+                  uri: str | None = None, progress: bool = True) -> Index:
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
+    terms = BACKENDS[backend]
+    if terms is None:
+        return dataset_index(dataset, embedder, index_root, progress)
+    return milvus_dataset_index(dataset, embedder, index_root, uri, terms, progress)
 
 
 def retriever_modes(retriever: HybridRetriever, modes: Sequence[str]) -> dict[str, ModeRunner]:
@@ -126,28 +169,40 @@ def markdown_table(results: Sequence[ModeResult]) -> str:
 
 def run_retrieval_eval(dataset_dir: str | Path, modes: Sequence[str], embedder: str = "e5-small",
                        limit: int | None = None, out: Path | None = None, index_root: Path | None = None,
-                       settings: RetrievalSettings | None = None, progress: bool = True) -> list[ModeResult]:
+                       settings: RetrievalSettings | None = None, progress: bool = True,
+                       backends: Sequence[str] = ("bundle",), uri: str | None = None) -> list[ModeResult]:
     dataset = load_dataset(dataset_dir, limit=limit)
-    bundle = dataset_index(dataset, embedder, index_root, progress)
-    retriever = HybridRetriever(bundle, settings)
-    bundle.embedder.embed_queries(["warm-up"])  # load the model before timing
-    results = evaluate_modes(dataset, retriever_modes(retriever, modes), progress)
-    print(f"\n{dataset.name}: {len(dataset.questions)} questions, {bundle.manifest['counts']['chunks']} chunks, "
-          f"embedder {bundle.settings.embedder}\n")
+    indexes = {backend: backend_index(backend, dataset, embedder, index_root, uri, progress) for backend in backends}
+    runners: dict[str, ModeRunner] = {}
+    retriever = None
+    for backend, index in indexes.items():
+        retriever = HybridRetriever(index, settings)
+        index.embedder.embed_queries(["warm-up"])  # load the model before timing
+        suffix = "" if backend == "bundle" else f"@{backend}"
+        runners.update({mode + suffix: run for mode, run in retriever_modes(retriever, modes).items()})
+    assert retriever is not None, "no backend given"
+    results = evaluate_modes(dataset, runners, progress)
+    for backend, index in indexes.items():
+        print(f"\n{dataset.name} ({backend}): {len(dataset.questions)} questions, "
+              f"{index.manifest['counts']['chunks']} chunks, embedder {index.settings.embedder}")
+    print()
     print(markdown_table(results))
     if out is not None:
-        write_report(out, dataset, results, bundle, retriever.settings)
+        write_report(out, dataset, results, indexes, retriever.settings)
         print(f"\nwrote {out}")
     return results
 
 
-def write_report(out: Path, dataset: Dataset, results: Sequence[ModeResult], bundle: IndexBundle,
+def write_report(out: Path, dataset: Dataset, results: Sequence[ModeResult], index: Index | dict[str, Index],
                  settings: RetrievalSettings) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
+    indexes = index if isinstance(index, dict) else {"bundle": index}
+    described = {backend: {"path": str(one.path), **one.manifest["counts"], "embedder": one.settings.embedder}
+                 for backend, one in indexes.items()}
     report = {
         "dataset": dataset.name,
         "questions": len(dataset.questions),
-        "index": {"path": str(bundle.path), **bundle.manifest["counts"], "embedder": bundle.settings.embedder},
+        "index": described["bundle"] if list(described) == ["bundle"] else described,
         "retrieval_settings": settings.__dict__,
         "machine": {"python": platform.python_version(), "platform": platform.platform(),
                     "processor": platform.processor()},

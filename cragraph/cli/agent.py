@@ -29,7 +29,7 @@ OFFLINE_SERVER_ENV = {
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    from cragraph.cli.options import DEFAULT_INDEX
+    from cragraph.cli.options import DEFAULT_INDEX, add_backend_options
 
     ask = commands.add_parser("ask", help="answer a question from the index (CRAG graph), with citations")
     ask.add_argument("question", nargs="*",
@@ -42,6 +42,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="also answer the questions in this file (one per line; # starts a comment)",
     )
     ask.add_argument("--index", default=None, help=f"bundle folder (default: {DEFAULT_INDEX.replace('%', '%%')})")
+    add_backend_options(ask)
     ask.add_argument(
         "--thread",
         default=None,
@@ -102,6 +103,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--port", type=int, default=2024,
                        help="port on 127.0.0.1 (default: %(default)s); a taken port is refused, not moved")
     serve.add_argument("--index", default=None, help="bundle folder the server answers from (CRAGRAPH_INDEX)")
+    add_backend_options(serve)
     serve.add_argument("--reload", action="store_true", help="reload on code changes")
     serve.set_defaults(run=run_serve)
 
@@ -109,11 +111,14 @@ def register(commands: argparse._SubParsersAction) -> None:
 def build_context(args: argparse.Namespace) -> Any:
     from dataclasses import fields
 
-    from cragraph.cli.options import DEFAULT_INDEX
+    from cragraph.cli.options import DEFAULT_INDEX, index_location
     from cragraph.context import Context, parse_setting
     from cragraph.policy import unknown_fields
 
     values: dict[str, Any] = {"index": args.index or DEFAULT_INDEX}
+    backend, location = index_location(getattr(args, "backend", None), getattr(args, "uri", None), args.index)
+    if backend == "milvus":
+        values.update(index_backend=backend, index_uri=location)
     if args.web is not None:
         values["web_search"] = args.web
     if args.chat_model:
@@ -164,7 +169,7 @@ def run_ask(args: argparse.Namespace) -> int:
     if not questions and not from_stdin:
         raise ValueError("no question given: pass a question, --file FILE, or - to read questions from stdin")
     context = build_context(args)
-    _require_index(context.index)
+    _require_index(context)
     filters = parse_filters(args.filter)
     many = len(questions) > 1 or from_stdin
     stream = itertools.chain(questions, stdin_questions(sys.stdin)) if from_stdin else questions
@@ -185,14 +190,16 @@ def run_ask(args: argparse.Namespace) -> int:
     return 0
 
 
-def _require_index(index: str) -> None:
-    if not Path(index).exists():
-        raise FileNotFoundError(f"no index at {index}; build one with `cragraph index PATH --index {index}`")
+def _require_index(context: Any) -> None:
+    """Refuse at once when the run's index is not there (a Milvus index is checked when the graph opens it)."""
+    if context.index_backend == "bundle" and not Path(context.index).exists():
+        raise FileNotFoundError(f"no index at {context.index}; build one with "
+                                f"`cragraph index PATH --index {context.index}`")
 
 
 # The ask options a thread's checkpoints record (as JSON in their metadata), so `--resume` runs with them.
 SETTINGS_KEY = "cragraph_ask"
-_RECORDED = ("index", "web", "chat_model", "llm_answer", "evaluator", "set")
+_RECORDED = ("index", "backend", "uri", "web", "chat_model", "llm_answer", "evaluator", "set")
 
 
 @contextlib.contextmanager
@@ -265,7 +272,7 @@ def resume_thread(args: argparse.Namespace) -> int:
             elif getattr(args, name) is None and stored.get(name) is not None:
                 setattr(merged, name, stored[name])
         context = build_context(merged)
-        _require_index(context.index)
+        _require_index(context)
         config["metadata"][SETTINGS_KEY] = json.dumps({name: getattr(merged, name) for name in _RECORDED})
         print(f"resuming thread {args.thread!r} at {', '.join(snapshot.next)} (step "
               f"{snapshot.metadata.get('step')}) from {where}", file=sys.stderr)
@@ -361,10 +368,15 @@ def server_command(port: int, reload: bool = False) -> list[str]:
     return command if reload else [*command, "--no-reload"]
 
 
-def server_env(index: str | None = None) -> dict[str, str]:
+def server_env(index: str | None = None, uri: str | None = None) -> dict[str, str]:
+    """The server's environment: offline settings, and the index it answers from (a bundle folder, or a Milvus
+    index when `uri` is given)."""
     env = {**os.environ, **OFFLINE_SERVER_ENV}
     if index:
         env["CRAGRAPH_INDEX"] = str(Path(index).resolve())
+    if uri:
+        env["CRAGRAPH_INDEX_BACKEND"] = "milvus"
+        env["CRAGRAPH_INDEX_URI"] = str(Path(uri).resolve()) if uri.endswith(".db") else uri
     return env
 
 
@@ -397,7 +409,10 @@ def run_serve(args: argparse.Namespace) -> int:
         f"https://smith.langchain.com/studio/?baseUrl=http://127.0.0.1:{args.port}",
         file=sys.stderr,
     )
-    process = subprocess.Popen(command, cwd=ROOT, env=server_env(args.index))
+    from cragraph.cli.options import index_location
+
+    backend, location = index_location(args.backend, args.uri, args.index)
+    process = subprocess.Popen(command, cwd=ROOT, env=server_env(args.index, location if backend == "milvus" else None))
     try:
         return process.wait()
     except KeyboardInterrupt:

@@ -13,7 +13,7 @@ from pathlib import Path
 from cragraph.cli.agent import register as register_agent_commands
 from cragraph.cli.bench import register as register_bench_commands
 from cragraph.cli.evaluator import add_eval_evaluator, add_train_evaluator
-from cragraph.cli.options import DEFAULT_INDEX, parse_filters
+from cragraph.cli.options import DEFAULT_INDEX, add_backend_options, index_location, parse_filters
 from cragraph.cli.plan import register as register_plan_commands
 from cragraph.cli.qa import add_eval_qa, add_eval_qa_suite
 from cragraph.cli.web import register as register_web_commands
@@ -102,6 +102,10 @@ def _parser() -> argparse.ArgumentParser:
     index.add_argument("--workers", type=_workers, default=None, metavar="N",
                        help="threads that embed chunks (default: the runtime's, one per core); "
                             "CRAGRAPH_EMBED_BACKEND=torch|onnx|onnx-int8 picks the runtime")
+    add_backend_options(index)
+    index.add_argument("--bm25-terms", choices=("cragraph", "milvus"), default="cragraph",
+                       help="milvus backend, new index: what Milvus' BM25 function reads: our tokenizer's terms "
+                            "(stems, CJK bigrams; the default) or the raw passage for Milvus' standard analyzer")
     index.add_argument("--follow-symlinks", action="store_true",
                        help="also index files that symbolic links point to outside the folders given "
                             "(default: such links are skipped and reported)")
@@ -110,6 +114,7 @@ def _parser() -> argparse.ArgumentParser:
     search = commands.add_parser("search", help="ranked chunks for a question, with every score")
     search.add_argument("question")
     search.add_argument("--index", default=DEFAULT_INDEX, help="bundle folder (default: %(default)s)")
+    add_backend_options(search)
     search.add_argument("--mode", choices=("hybrid", "bm25", "dense"), default="hybrid",
                         help="hybrid: BM25 and dense fused (default); bm25: keywords only; dense: embeddings only")
     search.add_argument("-k", type=int, default=10, help="how many chunks to list (default: %(default)s)")
@@ -137,6 +142,13 @@ def _parser() -> argparse.ArgumentParser:
     retrieval.add_argument("--out", type=Path, default=None, help="JSON report path")
     retrieval.add_argument("--index-root", type=Path, default=None,
                            help="where dataset indexes are kept (default: the user cache folder)")
+    retrieval.add_argument("--backend", default="bundle",
+                           help="comma-separated index backends to compare in one run, each mode on each: bundle, "
+                                "milvus (our tokenizer's terms in Milvus' BM25), milvus-analyzer (Milvus' standard "
+                                "analyzer over the raw text) (default: %(default)s)")
+    retrieval.add_argument("--uri", default=None, metavar="URI",
+                           help="Milvus for the milvus backends: a server (http://host:19530) or a Milvus Lite "
+                                "file (default: one Lite file per dataset under --index-root)")
     retrieval.set_defaults(run=_eval_retrieval)
     add_eval_evaluator(targets)
     add_eval_qa(targets)
@@ -173,32 +185,40 @@ def _use_workers(workers: int | None) -> None:
 
 def _index(args: argparse.Namespace) -> int:
     _use_workers(getattr(args, "workers", None))
+    from stores.backend import index_exists
     from stores.bundle import writer_lock
 
     if not 0.0 < args.ner_share <= 1.0:
         raise ValueError(f"--ner-share must be in (0, 1], got {args.ner_share}")
-    if not args.paths and not args.delete and not Path(args.index).exists():
-        raise ValueError(f"no index at {args.index}: give files or folders to index")
+    backend, location = index_location(getattr(args, "backend", None), getattr(args, "uri", None), args.index)
+    if backend == "milvus":  # Milvus takes concurrent writes itself; no lock file beside a server's URI
+        if not args.paths and not args.delete and not index_exists(backend, location):
+            raise ValueError(f"no index at {location}: give files or folders to index")
+        return _index_locked(args, backend, location)
+    if not args.paths and not args.delete and not Path(location).exists():
+        raise ValueError(f"no index at {location}: give files or folders to index")
     # One lock around the whole command: whether to build or update is decided by what is on disk, so a second
     # `cragraph index` waits here and then adds to the first one's index instead of building over it.
-    with writer_lock(Path(args.index)):
-        return _index_locked(args)
+    with writer_lock(Path(location)):
+        return _index_locked(args, backend, location)
 
 
-def _index_locked(args: argparse.Namespace) -> int:
-    from stores.bundle import IndexBundle, IndexSettings
+def _index_locked(args: argparse.Namespace, backend: str, location: str) -> int:
+    from stores.backend import build_index, index_exists, open_index
+    from stores.bundle import IndexSettings
 
     progress = not args.quiet
-    path = Path(args.index)
+    path = location
     follow = getattr(args, "follow_symlinks", False)
-    if args.rebuild or not path.exists():
+    if args.rebuild or not index_exists(backend, path):
         if not args.paths:
             raise ValueError(f"no index at {path} to delete from" if args.delete else
                              "--rebuild needs files or folders")
         settings = IndexSettings(embedder=args.embedder or IndexSettings.embedder, ner_share=args.ner_share)
-        bundle, report = IndexBundle.build(path, args.paths, settings, progress=progress, follow_symlinks=follow)
+        bundle, report = build_index(backend, path, args.paths, settings, progress=progress, follow_symlinks=follow,
+                                     bm25_terms=getattr(args, "bm25_terms", "cragraph"))
     else:
-        bundle = IndexBundle.open(path, embedder=args.embedder)
+        bundle = open_index(backend, path, embedder=args.embedder)
         upgrade = not args.paths and not args.delete  # `cragraph index --index X`: bring X up to date
         report = bundle.add(args.paths or None, progress=progress, follow_symlinks=follow) \
             if args.paths or upgrade else None
@@ -218,9 +238,9 @@ def _index_locked(args: argparse.Namespace) -> int:
 
 def _search(args: argparse.Namespace) -> int:
     from cragraph.retrieval.retriever import HybridRetriever
-    from stores.bundle import IndexBundle
+    from stores.backend import open_index
 
-    bundle = IndexBundle.open(args.index)
+    bundle = open_index(*index_location(getattr(args, "backend", None), getattr(args, "uri", None), args.index))
     hits = HybridRetriever(bundle).search(args.question, k=args.k, mode=args.mode,
                                           filters=parse_filters(args.filter))
     if args.json:
@@ -251,9 +271,10 @@ def _eval_retrieval(args: argparse.Namespace) -> int:
     from cragraph.bench.retrieval import run_retrieval_eval
 
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    backends = [b.strip() for b in args.backend.split(",") if b.strip()]
     for dataset in args.dataset:
         out = args.out if len(args.dataset) == 1 or args.out is None else \
             args.out.with_name(f"{args.out.stem}-{Path(dataset).name}{args.out.suffix}")
         run_retrieval_eval(dataset, modes, embedder=args.embedder, limit=args.limit, out=out,
-                           index_root=args.index_root)
+                           index_root=args.index_root, backends=backends, uri=args.uri)
     return 0

@@ -17,3 +17,27 @@ def parse_filters(items: list[str]) -> dict[str, Any]:
             raise ValueError(f"bad filter {item!r}: expected KEY=VALUE or KEY=PREFIX*")
         filters[key] = {"prefix": value[:-1]} if value.endswith("*") else value
     return filters
+
+
+BACKEND_HELP = ("where the index lives: bundle (a folder, the default) or milvus (a Milvus collection at --uri); "
+                "--uri alone means milvus")
+URI_HELP = "the Milvus index: a Milvus Lite file (FILE.db, embedded) or a Milvus server (http://host:19530)"
+
+
+def add_backend_options(parser: Any) -> None:
+    """--backend and --uri, as `index`, `search` and `ask` take them."""
+    parser.add_argument("--backend", choices=("bundle", "milvus"), default=None, help=BACKEND_HELP)
+    parser.add_argument("--uri", default=None, metavar="URI", help=URI_HELP)
+
+
+def index_location(backend: str | None, uri: str | None, index: str | None) -> tuple[str, str]:
+    """(backend, location) from the options: the bundle folder `index`, or the Milvus URI."""
+    backend = backend or ("milvus" if uri else "bundle")
+    if backend == "milvus":
+        if not uri:
+            raise ValueError("--backend milvus needs --uri: a Milvus Lite file (FILE.db) or a server "
+                             "(http://host:19530)")
+        return backend, uri
+    if uri:
+        raise ValueError("--uri names a Milvus index; it does not go with --backend bundle (use --index FOLDER)")
+    return backend, index or DEFAULT_INDEX

@@ -30,7 +30,7 @@ from stores.embed_cache import content_hash, embed_passages_cached
 from stores.entity_graph import EntityGraph
 from stores.entity_index import EntityIndex
 from stores.loaders import load_documents, page_base, stale_pages
-from stores.milvus.connection import MilvusError, connect
+from stores.milvus.connection import MilvusError, connect, is_lite
 from stores.milvus.filters import filter_expression
 from stores.milvus.schema import (
     BM25_TERMS,
@@ -135,6 +135,13 @@ class MilvusIndex:
                               f"{embedder!r}; its vectors are not comparable. Use --embedder {built_with} or build "
                               f"a new index.")
         return cls(uri, collection, client, manifest)
+
+    @classmethod
+    def exists(cls, uri: str, collection: str = DEFAULT_COLLECTION) -> bool:
+        """Whether a collection of that name is there (a Milvus Lite file that does not exist is not created)."""
+        if is_lite(uri) and not Path(uri).expanduser().exists():
+            return False
+        return bool(connect(uri).has_collection(collection))
 
     def refresh(self) -> bool:
         """Re-read the manifest; True (and fresh views) when another writer changed the index."""
