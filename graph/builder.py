@@ -1,10 +1,11 @@
 """The main CRAG graph, compiled as `graph` (what `from graph import graph`, langgraph.json and Studio load).
 
 START -> conversation (the question from `messages` or `question`, a follow-up resolved) -> understand
--> retrieve -> rerank -> grade -> {refine | refine + web_search | web_search | rewrite} -> select -> highlight
--> answer -> respond (the answer as an AIMessage) -> END, with rewrite -> retrieve as the bounded re-retrieval
-loop; multi-hop questions go understand -> multihop (the planning subgraph) -> grade, so the plan's evidence is
-graded and refined like retrieved passages (and abandoned when it is judged incorrect). Human review
+-> route (the retrieval tool) -> retrieve -> rerank -> grade -> {refine | refine + web_search | web_search |
+rewrite} -> select -> highlight -> answer -> respond (the answer as an AIMessage) -> END, with rewrite -> route
+(one step along the escalation chain) -> retrieve as the bounded re-retrieval loop; multi-hop questions go
+route -> multihop (the planning subgraph) -> grade, so the plan's evidence is graded and refined like retrieved
+passages (and abandoned when it is judged incorrect). Human review
 (Context.review) adds review_web between grade and a web search, or review_answer between answer and respond.
 Importing this module loads no model: nodes load the index and models through per-process caches on first use.
 """
@@ -33,6 +34,7 @@ from nodes.rerank import rerank
 from nodes.retrieve import retrieve
 from nodes.review import review_answer, review_web
 from nodes.rewrite import rewrite
+from nodes.route import route
 from nodes.select import select
 from nodes.understand import understand
 from nodes.web_search import web_search
@@ -40,6 +42,7 @@ from nodes.web_search import web_search
 NODES = (
     "conversation",
     "understand",
+    "route",
     "multihop",
     "retrieve",
     "rerank",
@@ -64,6 +67,7 @@ def build_graph() -> StateGraph[State, Context, InputState, OutputState]:
     )
     builder.add_node("conversation", conversation)
     builder.add_node("understand", understand)
+    builder.add_node("route", route)
     builder.add_node("multihop", multihop_graph)
     builder.add_node("retrieve", retrieve)
     builder.add_node("rerank", rerank)
@@ -80,7 +84,8 @@ def build_graph() -> StateGraph[State, Context, InputState, OutputState]:
 
     builder.add_edge(START, "conversation")
     builder.add_edge("conversation", "understand")
-    builder.add_conditional_edges("understand", route_question, ["retrieve", "multihop", END])
+    builder.add_edge("understand", "route")
+    builder.add_conditional_edges("route", route_question, ["retrieve", "multihop", END])
     builder.add_edge("multihop", "grade")
     builder.add_edge("retrieve", "rerank")
     builder.add_edge("rerank", "grade")
@@ -92,7 +97,7 @@ def build_graph() -> StateGraph[State, Context, InputState, OutputState]:
     )
     builder.add_edge("refine", "select")
     builder.add_conditional_edges("web_search", route_after_web, ["rewrite", "select"])
-    builder.add_edge("rewrite", "retrieve")
+    builder.add_edge("rewrite", "route")
     builder.add_edge("select", "highlight")
     builder.add_edge("highlight", "answer")
     builder.add_conditional_edges("answer", route_after_answer, ["review_answer", "respond"])

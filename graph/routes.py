@@ -20,9 +20,12 @@ Destination = Literal["refine", "web_search", "rewrite", "select"]
 
 def route_question(state: State) -> Literal["retrieve", "multihop", "__end__"]:
     """Single-hop questions go through CRAG retrieval; multi-hop ones to the planning subgraph, whose evidence
-    is then graded like retrieved passages; a recommend-only request ends with the recommendation."""
+    is then graded like retrieved passages; a re-retrieval round (after rewrite) retrieves with the rewritten
+    query; a recommend-only request ends with the recommendation."""
     if state.get("recommend_only"):
         return "__end__"
+    if state.get("retrieval_round", 0) > 0:
+        return "retrieve"
     return "multihop" if state.get("route") == "multihop" else "retrieve"
 
 

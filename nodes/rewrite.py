@@ -2,7 +2,8 @@
 
 With `llm_rewrites` on, the chat model writes it (told which queries failed); otherwise a rule drops the query
 words that most of the rejected passages share (they are what pulled those passages in) and keeps the rest.
-The round counter it increments is the loop's budget, checked by the route before this node runs.
+The round counter it increments is the loop's budget, checked by the route before this node runs; the route
+node then escalates the retrieval tool for the new round.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from cragraph.context import Context
 from cragraph.knowledge.passages import passage_text
 from cragraph.models.structured import ask_structured
 from cragraph.retrieval.multi_query import content_words, keyword_form
-from cragraph.retrieval.strategy import escalate
 from cragraph.state import StageTimer, State
 from nodes._runtime import settings_of
 from prompts.rewrite import Rewrites, rewrite_messages
@@ -45,10 +45,6 @@ def rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     round_ = state.get("retrieval_round", 0) + 1
     decision = f"round {round_} of {state.get('max_retrieval_rounds', 0)}: {query!r}"
     update: dict[str, Any] = {"query": query, "variants": [], "retrieval_round": round_}
-    escalated = escalate(state["strategy"]) if state.get("strategy") else None
-    if escalated is not None:
-        update["strategy"] = escalated
-        decision += f", escalated to {escalated['name']}"
     return {**update, "trace": [timer.record(decision, {"round": round_}, (), note)]}
 
 

@@ -1,4 +1,5 @@
-"""understand: the question's language, its query variants, and the route (single-hop or multi-hop).
+"""understand: the question's language, its analysis against the index, and its query variants (the route
+node then chooses the retrieval tool from that analysis).
 
 Variants: a rule-based keyword form always (when on); LLM rewrites when switched on, each kept only if its
 embedder cosine to the question reaches `rewrite_min_cosine` (a rewrite that drifted in meaning would pull in
@@ -16,12 +17,10 @@ from cragraph.context import Context
 from cragraph.knowledge.vectors import query_vector
 from cragraph.models.structured import ask_structured
 from cragraph.policy import checked_question
-from cragraph.retrieval.analysis import QueryAnalysis, analyse
-from cragraph.retrieval.strategy import choose_strategy
+from cragraph.retrieval.analysis import analyse
 from cragraph.state import StageTimer, State, new_run
 from nodes._runtime import bundle_of, settings_of
 from prompts.rewrite import Rewrites, rewrite_messages
-from prompts.route import RouteChoice, route_messages
 
 
 def understand(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -30,12 +29,9 @@ def understand(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     question = checked_question(state)  # a wrong type is refused here, naming the field, before any node uses it
     analysis = analyse(question, bundle_of(settings).bm25)
     language = analysis.language
-    strategy = choose_strategy(analysis, settings.strategy, settings.latency_budget_ms)
-    if state.get("recommend_only"):
-        decision = f"recommend {strategy['name']} ({strategy['confidence']:.2f})"
-        counts = {"alternatives": len(strategy["alternatives"])}
-        return new_run({"language": language, "strategy": strategy, "analysis": analysis.as_dict(),
-                        "trace": [timer.record(decision, counts, note=strategy["reason"])]}, state)
+    if state.get("recommend_only"):  # the route node only recommends: no variants to write
+        analysed = {"language": language, "analysis": analysis.as_dict(), "retrieval_round": 0}
+        return new_run({**analysed, "trace": [timer.record(f"language={language}", {})]}, state)
     variants: list[str] = []
     keywords = analysis.keywords
     if settings.keyword_variant and keywords.lower() != question.lower():
@@ -46,19 +42,12 @@ def understand(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         rewrites, kept_scores, note = llm_rewrites(question, language, settings)
         variants += [r for r in rewrites if r.lower() not in {v.lower() for v in variants}]
         scores = kept_scores
-    route = "multihop" if strategy["name"] == "multihop" else choose_route(analysis, settings.multihop)
-    if settings.multihop == "auto" and settings.llm_route:
-        parsed, error = ask_structured(settings.model_for(settings.route_model), route_messages(question), RouteChoice)
-        route = parsed.route if parsed else route
-        note = "; ".join(filter(None, [note, f"LLM route: {parsed.route}" if parsed else f"{error}; rule route"]))
     update: dict[str, Any] = {
         "language": language,
         "keywords": keywords,
         "variants": variants,
         "query": question,
         "analysis": analysis.as_dict(),
-        "route": route,
-        "strategy": strategy,
         "retrieval_round": 0,
         "best_attempt": {},
         "max_retrieval_rounds": max(0, settings.max_retrieval_rounds),
@@ -66,7 +55,7 @@ def understand(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "knowledge": [],
         "web_knowledge": [],
     }
-    decision = f"route={route}, language={language}, {len(variants)} variants, strategy {strategy['name']}"
+    decision = f"language={language}, {len(variants)} variants"
     update["trace"] = [timer.record(decision, {"variants": len(variants)}, scores, note)]
     return new_run(update, state)  # the first node of every run: this run's trace only
 
@@ -98,12 +87,3 @@ def llm_rewrites(
     )
     return [q for q, _ in kept], [c for _, c in kept], note
 
-
-def choose_route(analysis: QueryAnalysis, multihop: str = "auto") -> str:
-    """'multihop' when the setting says always, or (auto) when the rule decomposer finds a bridge or comparison
-    structure in the question ("the X of the Y that ...", "which is older, A or B"); else 'single'."""
-    if multihop not in ("auto", "always", "never"):
-        raise ValueError(f"Context.multihop must be auto, always or never, not {multihop!r}")
-    if multihop != "auto":
-        return "multihop" if multihop == "always" else "single"
-    return "multihop" if analysis.rule_plan is not None else "single"

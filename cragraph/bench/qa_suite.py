@@ -400,7 +400,7 @@ where we lose is hand-written in `docs/qa_results_notes.md`; everything else her
 
 MODE_ROWS = (
     ("plain", "hybrid retrieval (our BM25 + e5 with dynamic fusion), top-5 chunks straight to the answer node"),
-    ("crag", "the CRAG graph, single-hop only (`multihop=\"never\"`): understand, retrieve, rerank, grade, "
+    ("crag", "the CRAG graph, single-hop only (`multihop=\"never\"`): understand, route, retrieve, rerank, grade, "
              "refine / rewrite, select, answer"),
     ("crag-multihop", "the CRAG graph with the multi-hop planner routed automatically (`multihop=\"auto\"`)"),
     ("langchain-ensemble", "LangChain `EnsembleRetriever(BM25Retriever, FAISS)`, weights 0.5 / 0.5, FAISS over "

@@ -295,7 +295,7 @@ def stdin_questions(stream: typing.TextIO) -> typing.Iterator[str]:
 
 
 def run_recommend(args: argparse.Namespace) -> int:
-    """Each question through the graph with recommend_only: understand picks the strategy and the run ends."""
+    """Each question through the graph with recommend_only: the route node picks the strategy and the run ends."""
     from cragraph.context import Context
     from graph import graph
 

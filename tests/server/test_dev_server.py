@@ -16,7 +16,8 @@ from tests.fixtures.graph import build_tiny_index
 from tests.fixtures.server import tiny_dev_server
 
 pytestmark = pytest.mark.server
-NODES = ["understand", "multihop", "retrieve", "rerank", "grade", "refine", "web_search", "rewrite", "select", "answer"]
+NODES = ["understand", "route", "multihop", "retrieve", "rerank", "grade", "refine", "web_search", "rewrite", "select",
+         "answer"]
 
 
 @pytest.fixture(scope="module")
@@ -50,11 +51,11 @@ async def _drive(url: str) -> None:
     thread = await client.threads.create()
     question = {"question": "What is the population of Tokyo Japan?"}
     seen_nodes, final_values = await _stream(client, thread["thread_id"], assistant_id, question, None)
-    expected_path = {"understand", "retrieve", "rerank", "grade", "web_search", "rewrite", "select", "answer"}
+    expected_path = {"understand", "route", "retrieve", "rerank", "grade", "web_search", "rewrite", "select", "answer"}
     assert expected_path <= seen_nodes, seen_nodes
     assert final_values["verdict"] == "incorrect" and final_values["abstained"] is True
     assert [e["node"] for e in final_values["trace"]].count("retrieve") == 2  # the budget from the server env
-    assert final_values["trace"][4]["decision"] == "off"  # CRAGRAPH_WEB_SEARCH=false reached the nodes
+    assert final_values["trace"][5]["decision"] == "off"  # CRAGRAPH_WEB_SEARCH=false reached the nodes
 
     other = await client.threads.create()
     correct_nodes, correct_values = await _stream(

@@ -37,7 +37,7 @@ def test_a_long_re_retrieval_loop_keeps_the_state_bounded(index, monkeypatch):
         trace = result["trace"]
         assert len(trace) == TRACE_LIMIT
         assert trace[0]["decision"] == "truncated"
-        assert trace[0]["counts"]["dropped"] == 4 * rounds + 8 - (TRACE_LIMIT - 1)  # 8 + 4 a round, all counted
+        assert trace[0]["counts"]["dropped"] == 5 * rounds + 9 - (TRACE_LIMIT - 1)  # 9 + 5 a round, all counted
         assert trace[-1]["node"] == "answer" and result["abstained"]
         sizes[rounds] = len(json.dumps(checkpointed.get_state(config).values, default=str))
     assert sizes[80] < 1.05 * sizes[40], sizes  # twice the rounds, the same state

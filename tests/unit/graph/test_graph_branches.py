@@ -31,7 +31,9 @@ def nodes_run(result):
 def test_correct_branch_refines_and_cites_the_index_chunk(index):
     result = graph.invoke({"question": IN_CORPUS}, context=context(index))
     assert result["verdict"] == "correct"
-    assert nodes_run(result) == ["understand", "retrieve", "rerank", "grade", "refine", "select", "highlight", "answer"]
+    assert nodes_run(result) == [
+        "understand", "route", "retrieve", "rerank", "grade", "refine", "select", "highlight", "answer"
+    ]
     assert not result["abstained"]
     assert result["citations"][0]["id"].startswith("volga"), result
     assert result["answer"] in {"Volga [1]", "The Volga [1]"}
@@ -90,6 +92,7 @@ def test_web_off_or_without_key_says_why_and_zero_budget_abstains_at_once(index,
     result = graph.invoke({"question": OFF_CORPUS}, context=context(index, max_retrieval_rounds=0))
     assert nodes_run(result) == [
         "understand",
+        "route",
         "retrieve",
         "rerank",
         "grade",
@@ -98,11 +101,11 @@ def test_web_off_or_without_key_says_why_and_zero_budget_abstains_at_once(index,
         "highlight",
         "answer",
     ]
-    assert result["trace"][4]["decision"] == "off" and result["abstained"]
+    assert result["trace"][5]["decision"] == "off" and result["abstained"]
     no_key = graph.invoke(
         {"question": OFF_CORPUS}, context=context(index, web_search=True, max_retrieval_rounds=0)
     )
-    assert no_key["trace"][4]["decision"] == "unavailable" and "TAVILY_API_KEY" in no_key["trace"][4]["note"]
+    assert no_key["trace"][5]["decision"] == "unavailable" and "TAVILY_API_KEY" in no_key["trace"][5]["note"]
 
 
 def test_russian_question_abstains_in_russian_and_debug_keeps_passages(index):
@@ -141,7 +144,7 @@ def test_planned_evidence_graded_incorrect_ends_in_abstention(index):
 
 def test_route_choice_follows_the_setting_and_the_question_shape():
     from cragraph.retrieval.analysis import analyse
-    from nodes.understand import choose_route
+    from nodes.route import choose_route
     from stores.bm25 import BM25Index
 
     bm25 = BM25Index()

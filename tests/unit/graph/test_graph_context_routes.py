@@ -13,7 +13,8 @@ from cragraph.context import Context
 from graph.routes import route_after_grade, route_after_web, route_question
 
 ROOT = Path(__file__).resolve().parents[3]
-NODES = ["understand", "multihop", "retrieve", "rerank", "grade", "refine", "web_search", "rewrite", "select", "answer"]
+NODES = ["understand", "route", "multihop", "retrieve", "rerank", "grade", "refine", "web_search", "rewrite", "select",
+         "answer"]
 
 
 def test_every_context_field_has_a_description():
@@ -116,4 +117,4 @@ def test_graph_imports_fast_without_models_and_draws_every_node():
     assert float(seconds) < 10
     for node in NODES:
         assert node in mermaid
-    assert "grade -.-> web_search" in mermaid and "rewrite --> retrieve" in mermaid
+    assert "grade -.-> web_search" in mermaid and "rewrite --> route" in mermaid

@@ -62,8 +62,8 @@ def test_escalation_keeps_the_best_graded_round_across_attempts(index, monkeypat
     settings = context(index, upper=1.0, lower=1.0, max_retrieval_rounds=3)
     state = graph.invoke({"question": "Which river flows into the Caspian Sea near Kazan?"}, context=settings)
     grades = [r for r in state["trace"] if r["node"] == "grade"]
-    rewrites = [r["decision"] for r in state["trace"] if r["node"] == "rewrite"]
-    assert len(grades) == 4 and [d.split("escalated to ")[1] for d in rewrites] == list(ESCALATION[2:])
+    escalations = [r["decision"] for r in state["trace"] if r["node"] == "route"][1:]
+    assert len(grades) == 4 and [d.split(" -> ")[1] for d in escalations] == list(ESCALATION[2:])
     round_best = [max(r["top_scores"], default=-1.0) for r in grades]
     kept = max(range(len(round_best)), key=lambda i: (round_best[i], i))  # a tie goes to the newer round
     for later, best in zip(grades[kept + 1:], round_best[kept + 1:], strict=True):

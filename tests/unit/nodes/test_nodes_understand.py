@@ -1,4 +1,5 @@
-"""understand and rewrite: language, rule-based variants, cosine-filtered LLM rewrites, invalid LLM JSON."""
+"""understand, route and rewrite: language, rule-based variants, cosine-filtered LLM rewrites, the route's tiers,
+invalid LLM JSON."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from cragraph.models.scripted import ScriptedChatModel
 from cragraph.retrieval.multi_query import keyword_form
 from nodes._runtime import bundle_of
 from nodes.rewrite import negative_feedback_query, rewrite
+from nodes.route import route
 from nodes.understand import understand
 from tests.fixtures.graph import build_tiny_index, context
 
@@ -35,11 +37,14 @@ def scripted(monkeypatch, *responses):
     ],
 )
 def test_language_route_budget_and_keyword_variant(index, question, language):
-    update = understand({"question": question}, Runtime(context=context(index, max_retrieval_rounds=3)))
+    runtime = Runtime(context=context(index, max_retrieval_rounds=3))
+    update = understand({"question": question}, runtime)
     assert update["language"] == language
-    assert update["route"] == "single"
     assert update["retrieval_round"] == 0 and update["max_retrieval_rounds"] == 3
     assert update["trace"][0]["node"] == "understand"
+    routed = route({"question": question, **update}, runtime)
+    assert routed["route"] == "single" and routed["strategy"]["name"] == "manual"
+    assert routed["trace"][0]["node"] == "route" and "(pattern)" in routed["trace"][0]["decision"]
 
 
 def test_keyword_form_drops_stopwords_and_question_words():
@@ -107,7 +112,18 @@ def test_llm_route_classifier_decides_and_falls_back_on_invalid_output(monkeypat
     replies = ScriptedChatModel(responses=['{"route": "multihop"}', "probably multi-hop?"])
     monkeypatch.setattr(cragraph.models.structured, "load_chat_model", lambda spec: replies)
     runtime = Runtime(context=context(index, llm_route=True))
-    first = understand({"question": "What is the capital of France?"}, runtime)
+    first = route({"question": "What is the capital of France?"}, runtime)
     assert first["route"] == "multihop" and "LLM route: multihop" in first["trace"][0]["note"]
-    second = understand({"question": "What is the capital of France?"}, runtime)
+    assert "(LLM)" in first["trace"][0]["decision"]
+    second = route({"question": "What is the capital of France?"}, runtime)
     assert second["route"] == "single" and "invalid LLM output" in second["trace"][0]["note"]
+
+
+def test_a_re_retrieval_round_escalates_the_strategy_one_step(index):
+    runtime = Runtime(context=context(index))
+    state = {"question": "Which river flows through Tokyo?", "retrieval_round": 1, "strategy": {"name": "graph"}}
+    update = route(state, runtime)
+    assert update["strategy"]["name"] == "comprehensive" and "route" not in update
+    assert update["trace"][0]["decision"] == "round 1: escalated graph -> comprehensive"
+    last = route({**state, "strategy": {"name": "full_document"}}, runtime)
+    assert "strategy" not in last and "end of the escalation chain" in last["trace"][0]["decision"]

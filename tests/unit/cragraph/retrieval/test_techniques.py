@@ -199,11 +199,11 @@ def test_auto_strategy_recommends_multihop_for_a_bridge_question(index):
     assert any(a["name"] == "hybrid" for a in strategy["alternatives"])
 
 
-def test_recommend_only_ends_the_graph_after_understand(index):
+def test_recommend_only_ends_the_graph_after_the_route(index):
     from graph import graph
 
     result = graph.invoke({"question": QUESTION, "recommend_only": True}, context=context(index, strategy="auto"))
-    assert [entry["node"] for entry in result["trace"]] == ["understand"]
+    assert [entry["node"] for entry in result["trace"]] == ["understand", "route"]
     assert result["strategy"]["name"] in ("bm25", "hybrid", "hybrid+expansion", "graph", "multihop")
     assert "answer" not in result
 
