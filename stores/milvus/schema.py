@@ -103,11 +103,20 @@ def drop_collections(client: Any, collection: str) -> None:
             client.drop_collection(name)
 
 
+def load_collections(client: Any, collection: str) -> None:
+    """Load the collections for searching: Milvus keeps a collection released after a restart (Milvus Lite: in
+    every new process) until asked, and refuses queries on it meanwhile."""
+    for name in (collection, manifest_collection(collection)):
+        if client.has_collection(name) and str(client.get_load_state(name).get("state", "")).endswith("NotLoad"):
+            client.load_collection(name)
+
+
 def read_manifest(client: Any, collection: str) -> dict[str, Any] | None:
     """The stored manifest, or None when the collection has none."""
     name = manifest_collection(collection)
     if not client.has_collection(name):
         return None
+    load_collections(client, collection)
     found = client.query(name, filter=f'key == "{_MANIFEST_KEY}"', output_fields=["value"])
     return json.loads(found[0]["value"]) if found else None
 

@@ -1,4 +1,5 @@
-"""Index bundle mechanics with a tiny real embedder: build, open, verify, add, delete, atomicity."""
+"""Index bundle mechanics with a tiny real embedder: build, open, verify, add, delete, atomicity. The retrieval
+tests run on both backends (`built_any`: the bundle, and the same corpus in Milvus Lite, the real engine)."""
 
 import json
 
@@ -7,6 +8,7 @@ import pytest
 
 import stores.bundle as bundle_module
 from cragraph.retrieval.retriever import HybridRetriever, QueryError, RetrievalSettings
+from stores.backend import build_index, open_index
 from stores.bundle import BundleError, IndexBundle, IndexSettings
 
 DOCS = [
@@ -33,6 +35,16 @@ def built(tmp_path, tiny_embedder_dir):
     return bundle, report, tmp_path
 
 
+@pytest.fixture(params=["bundle", "milvus"])
+def built_any(request, tmp_path, tiny_embedder_dir):
+    """(index, report, location) of DOCS on each backend: a bundle folder, or a Milvus Lite file."""
+    corpus = _write_corpus(tmp_path / "docs", DOCS)
+    location = str(tmp_path / ("index" if request.param == "bundle" else "index.db"))
+    index, report = build_index(request.param, location, [corpus], IndexSettings(embedder=str(tiny_embedder_dir)),
+                                progress=False)
+    return index, report, (request.param, location)
+
+
 def test_build_writes_every_part_and_counts(built):
     bundle, report, tmp_path = built
     assert report.documents_added == 3 and report.chunks_added == 3
@@ -44,8 +56,8 @@ def test_build_writes_every_part_and_counts(built):
     assert not leftovers, "temporary folders must be gone"
 
 
-def test_search_modes_and_filters(built):
-    bundle, _, _ = built
+def test_search_modes_and_filters(built_any):
+    bundle, _, _ = built_any
     retriever = HybridRetriever(bundle)
     top = retriever.search("Caspian Sea river", k=3, mode="bm25")
     assert top[0].chunk.doc_id == "volga"
@@ -62,8 +74,8 @@ def test_search_modes_and_filters(built):
         retriever.search("x" * 100_000)
 
 
-def test_incremental_add_replace_and_delete(built, tmp_path):
-    bundle, _, _ = built
+def test_incremental_add_replace_and_delete(built_any, tmp_path):
+    bundle, _, where = built_any
     changed = dict(DOCS[0], text="The Volga flows into the Caspian Sea near Astrakhan.")
     new = {"id": "seine", "title": "Seine", "text": "The Seine flows through Paris."}
     report = bundle.add([_write_corpus(tmp_path / "more", [changed, DOCS[1], new])], progress=False)
@@ -74,9 +86,10 @@ def test_incremental_add_replace_and_delete(built, tmp_path):
     assert unchanged.documents_unchanged == 3 and unchanged.chunks_added == 0
     deleted = bundle.delete(["seine", "nope"])
     assert deleted.documents_deleted == 1 and deleted.skipped == [("nope", "no such document in the index")]
-    reopened = IndexBundle.open(bundle.path)
+    reopened = open_index(*where)
     assert reopened.manifest["counts"]["documents"] == 3
     assert len(reopened.bm25) == len(reopened.dense) == 3
+    assert "seine" not in {hit.chunk.doc_id for hit in HybridRetriever(reopened).search("Seine Paris", k=5)}
 
 
 def test_corruption_and_truncation_are_detected(built):
@@ -143,16 +156,16 @@ def test_building_over_a_non_bundle_folder_is_refused(tmp_path, tiny_embedder_di
     assert (target / "notes.txt").read_text() == "keep me"
 
 
-def test_vectors_stay_aligned_with_rows(built):
-    bundle, _, _ = built
+def test_vectors_stay_aligned_with_rows(built_any):
+    bundle, _, _ = built_any
     rows = bundle.dense.ids
     chunks = bundle.docstore.get(rows)
     fresh = bundle.embedder.embed_passages([c.passage for c in chunks])
     assert np.allclose(bundle.dense.vectors_for(rows), fresh, atol=1e-5)
 
 
-def test_dynamic_fusion_weight_follows_bm25_peakedness(built):
-    bundle, _, _ = built
+def test_dynamic_fusion_weight_follows_bm25_peakedness(built_any):
+    bundle, _, _ = built_any
     retriever = HybridRetriever(bundle, RetrievalSettings(alpha_peaked=0.6, alpha_flat=0.9, peak_gap=0.15))
     assert retriever.dense_weight_for({1: 10.0, 2: 2.0}) == 0.6  # a clear lexical winner: BM25 gets more say
     assert retriever.dense_weight_for({1: 10.0, 2: 9.5}) == 0.9  # no clear winner: dense leads
@@ -164,8 +177,8 @@ def test_dynamic_fusion_weight_follows_bm25_peakedness(built):
     assert 0.0 <= hit.score <= 1.0
 
 
-def test_every_fusion_ranks_a_doc_found_by_both_lists_first(built):
-    bundle, _, _ = built
+def test_every_fusion_ranks_a_doc_found_by_both_lists_first(built_any):
+    bundle, _, _ = built_any
     for fusion in ("dynamic", "score", "rrf"):
         hits = HybridRetriever(bundle, RetrievalSettings(fusion=fusion)).search("Radium Institute Paris", k=3)
         assert hits[0].chunk.doc_id == "curie", fusion
