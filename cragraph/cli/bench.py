@@ -19,6 +19,7 @@ function and prints; the bench modules load only when their command runs, so the
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -130,6 +131,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     scale.add_argument("--out", type=Path, help="write the JSON report here (rewritten after every size)")
     scale.add_argument("--workdir", type=Path, help="build the bundles here (default: a temporary folder in /tmp)")
     scale.add_argument("--keep", action="store_true", help="keep the built bundles")
+    scale.add_argument("--backend", choices=("bundle", "milvus"), default="bundle",
+                       help="bundle (default) or milvus: the same corpus in a Milvus Lite file, searched through "
+                            "MilvusIndex (bench/scale_milvus.py; pure-Python Milvus Lite, so keep sizes small)")
     scale.add_argument("--in-process", action="store_true",
                        help="build and query in this process (faster start; RSS peaks then accumulate)")
     scale.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -215,9 +219,20 @@ def _scale(args: argparse.Namespace) -> int:
 
     if args.workdir:
         args.workdir.mkdir(parents=True, exist_ok=True)
+    if args.backend == "milvus":
+        return _scale_milvus(args, sizes, save)
     report = run(sizes, args.queries, args.seed, args.workdir, progress=not args.quiet,
                  isolate=not args.in_process, keep=args.keep, on_result=save)
     print(markdown(report))
+    return 0
+
+
+def _scale_milvus(args: argparse.Namespace, sizes: list[int], save: Callable[[dict], None]) -> int:
+    from cragraph.bench.scale_milvus import markdown, run
+
+    report = run(sizes, args.queries, args.seed, args.workdir, progress=not args.quiet,
+                 isolate=not args.in_process, keep=args.keep, on_result=save)
+    print(markdown(report["results"]))
     return 0
 
 

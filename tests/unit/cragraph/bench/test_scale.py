@@ -49,3 +49,18 @@ def test_tiny_run_reports_every_field(tmp_path: Path) -> None:
         assert 0 < latency["p50"] <= latency["p95"] <= latency["max"]
     assert not (tmp_path / "work" / "bundle-500").exists()  # removed unless --keep
     assert "| 500 | flat |" in scale.markdown(report)
+
+
+def test_tiny_milvus_lite_run_reports_build_disk_memory_and_latency(tmp_path: Path) -> None:
+    out = tmp_path / "scale-milvus.json"
+    assert main(["bench", "scale", "--sizes", "300", "--queries", "10", "--backend", "milvus", "--in-process",
+                 "--quiet", "--out", str(out), "--workdir", str(tmp_path / "work")]) == 0
+    report = json.loads(out.read_text(encoding="utf-8"))
+    (result,) = report["results"]
+    assert report["backend"] == result["backend"] == "milvus-lite" and result["chunks"] == 300
+    assert {"create", "insert", "manifest", "total"} <= result["seconds"].keys()
+    assert result["disk_total_bytes"] > 300 * scale.DIM * 4  # the vectors at least
+    for mode in ("hybrid", "bm25", "dense"):
+        latency = result["query"]["latency_ms"][mode]
+        assert 0 < latency["p50"] <= latency["p95"] <= latency["max"]
+    assert not (tmp_path / "work" / "milvus-300.db").exists()
