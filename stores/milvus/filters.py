@@ -4,7 +4,7 @@ The same filter mapping the SQLite docstore runs as SQL runs here as one express
 scalar fields (`id`, `doc_id`, `title`) and its `metadata` JSON field:
 
     {"language": "en"}                       metadata["language"] == "en"
-    {"doc_id": ["a", "b"]}                   (doc_id == "a" or doc_id == "b")
+    {"doc_id": ["a", "b"]}                   doc_id in ["a", "b"]
     {"category": {"prefix": "cs."}}          (metadata["category"] >= "cs." and metadata["category"] < "cs.\\U0010ffff")
     {"year": {"gte": 2020, "lt": 2024}}      (metadata["year"] >= 2020 and metadata["year"] < 2024)
 
@@ -68,6 +68,8 @@ def _clause(field: str, value: Any) -> str:
         if isinstance(value, int | float) and not isinstance(value, bool):
             value = str(value)
     if isinstance(value, list | tuple | set | frozenset):
+        if field in COLUMNS and value and all(isinstance(item, str) for item in value):
+            return f"{field} in [{', '.join(literal(item) for item in value)}]"  # one term, however many ids
         alternatives = [_clause(field, item) for item in value]
         return "(" + " or ".join(alternatives) + ")" if alternatives else NOTHING
     if isinstance(value, Mapping):

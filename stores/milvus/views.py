@@ -10,6 +10,7 @@ read on first use, since Milvus keeps its BM25 statistics to itself.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -105,8 +106,6 @@ class MilvusDocStore:
     def metadata_values(self, key: str) -> set[Any]:
         """The distinct values of one metadata key (None where a chunk lacks it; lists and mappings as JSON
         text, as the SQLite docstore returns them)."""
-        import json
-
         values: set[Any] = set()
         for record in self.collection.scan(["metadata"]):
             value = (record.get("metadata") or {}).get(key)

@@ -77,7 +77,8 @@ def test_filters_as_milvus_expressions_match_the_docstore(stores, filters):
 
 def test_filter_expressions_read_as_milvus_boolean_expressions_and_refuse_bad_shapes():
     assert filter_expression({"language": "en"}) == 'metadata["language"] == "en"'
-    assert filter_expression({"doc_id": ["a", "b"]}) == '(doc_id == "a" or doc_id == "b")'
+    assert filter_expression({"doc_id": ["a", "b"]}) == 'doc_id in ["a", "b"]'
+    assert filter_expression({"doc_id": ["a", 1]}) == '(doc_id == "a" or doc_id == "1")'
     assert filter_expression({"year": {"gte": 2020}}) == '(metadata["year"] >= 2020)'
     with pytest.raises(FilterError, match="unknown operator"):
         filter_expression({"language": {"regex": ".*"}})
@@ -88,6 +89,7 @@ def test_docstore_face_reads_chunks_metadata_and_hashes(stores):
     assert [c.id for c in milvus.get([3, 1])] == ["c#0", "a#0"]
     assert milvus.get([2])[0] == sqlite.get([2])[0]
     assert milvus.rows_of(["d#0", "nope"]) == {"d#0": 4}
+    assert milvus.rows_of([f"x{i}" for i in range(9_000)] + ["a#0"]) == {"a#0": 1}  # batched `id in [...]`
     assert milvus.metadata_values("language") == sqlite.metadata_values("language")
     assert milvus.metadata_values("acl") == sqlite.metadata_values("acl")
     assert [row for row, _ in milvus.iter_rows()] == [1, 2, 3, 4]
