@@ -192,9 +192,12 @@ class MilvusIndex:
         loaded = (load_documents(sources, follow_symlinks=follow_symlinks, roots=self.manifest.get("roots", []))
                   if sources else None)
         report = IngestReport(skipped=list(loaded.skipped) if loaded else [])
-        if loaded:
-            self.manifest["roots"] = list(dict.fromkeys([*self.manifest.get("roots", []), *loaded.roots]))
-        self._ingest([*(loaded.documents if loaded else []), *documents], report, self.embedder, progress)
+        roots = list(dict.fromkeys([*self.manifest.get("roots", []), *(loaded.roots if loaded else [])]))
+        new_roots = roots != self.manifest.get("roots", [])
+        self.manifest["roots"] = roots
+        if not self._ingest([*(loaded.documents if loaded else []), *documents], report, self.embedder, progress) \
+                and new_roots:
+            self._finish()  # nothing to index, but ids of later adds are relative to the new folder too
         return report
 
     def delete(self, doc_ids: Sequence[str]) -> IngestReport:
@@ -215,7 +218,8 @@ class MilvusIndex:
 
     # ---- internals -----------------------------------------------------------------------------------------
 
-    def _ingest(self, docs: Sequence[Document], report: IngestReport, embedder: Embedder, progress: bool) -> None:
+    def _ingest(self, docs: Sequence[Document], report: IngestReport, embedder: Embedder, progress: bool) -> bool:
+        """Index `docs` (skipping unchanged ones, replacing changed ones); True when the index was written."""
         started = time.perf_counter()
         settings = self.settings
         existing = self.docstore.document_hashes()
@@ -256,9 +260,11 @@ class MilvusIndex:
                 self.client.insert(self.collection, records[start:start + INSERT_BATCH])
             self.manifest["next_row"] = first + len(records)
         report.chunks_added = len(chunks)
-        if chunks or replaced or gone or "updated_at" not in self.manifest:
+        wrote = bool(chunks or replaced or gone or "updated_at" not in self.manifest)
+        if wrote:
             self._finish()
         report.seconds = time.perf_counter() - started
+        return wrote
 
     def _remove(self, doc_ids: Sequence[str]) -> int:
         """Delete every chunk of the given documents; returns how many chunks went."""

@@ -233,3 +233,17 @@ def test_a_released_collection_is_loaded_again_on_open(tiny):
     tiny.client.release_collection("cragraph_manifest")
     reopened = MilvusIndex.open(tiny.uri)
     assert HybridRetriever(reopened).search("Caspian Sea", k=1, mode="bm25")[0].chunk.doc_id == "volga"
+
+
+def test_a_file_indexed_again_by_its_own_path_replaces_itself(tmp_path, tiny_embedder_dir):
+    """Ids are relative to the folders an index was built from (the manifest's roots), as in the bundle."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "river.md").write_text("# Volga\n\nThe Volga flows into the Caspian Sea.\n", encoding="utf-8")
+    index, _ = MilvusIndex.build(str(tmp_path / "notes.db"), [folder], IndexSettings(embedder=str(tiny_embedder_dir)),
+                                 progress=False)
+    (folder / "river.md").write_text("# Volga\n\nThe Volga flows past Astrakhan.\n", encoding="utf-8")
+    report = index.add([folder / "river.md"], progress=False)
+    assert (report.documents_replaced, report.documents_added) == (1, 0)
+    assert index.docstore.document_ids() == {"river.md"}
+    assert HybridRetriever(index).search("Astrakhan", k=1, mode="bm25")[0].chunk.doc_id == "river.md"
