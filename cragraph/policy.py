@@ -14,8 +14,8 @@ Allow-list: CRAGRAPH_CLIENT_SETTINGS, a comma-separated list of field names and 
 Unset means "default"; empty means nothing. An unknown name is an error at the first run.
 Operator fields by default (`operator_only()`): every string field (index, model specs and paths, web_base_url,
 reader_path, templates) except `category_key`, every integer field (budgets: max_retrieval_rounds, retrieve_k,
-pool and token limits), and web_search, web_search_depth, web_timeout_s, latency_budget_ms, debug, index_backend. A budget the
-operator allows may be lowered by a client but never raised above the operator's own value.
+pool and token limits), and web_search, web_search_depth, web_timeout_s, latency_budget_ms, debug, index_backend.
+A budget the operator allows may be lowered by a client but never raised above the operator's own value.
 """
 
 from __future__ import annotations

@@ -14,11 +14,11 @@ from typing import Any
 from cragraph.bench.metrics import unique_in_order
 from cragraph.retrieval.retriever import RetrievalSettings
 from cragraph.settings import prefixed
-from stores.bundle import IndexBundle
+from stores.backend import Index
 
 
 def multihop_context(
-    bundle: IndexBundle, settings: RetrievalSettings | None = None, multihop: Any = None, **overrides: Any
+    bundle: Index, settings: RetrievalSettings | None = None, multihop: Any = None, **overrides: Any
 ) -> Any:
     """A Context searching `bundle` with exactly `settings` (so the baseline and the plan agree)."""
     from cragraph.context import Context
@@ -33,7 +33,7 @@ def multihop_context(
 
 
 def multihop_runner(
-    bundle: IndexBundle,
+    bundle: Index,
     settings: RetrievalSettings | None = None,
     multihop: Any = None,
     **context_overrides: Any,
