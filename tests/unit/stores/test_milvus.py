@@ -247,3 +247,14 @@ def test_a_file_indexed_again_by_its_own_path_replaces_itself(tmp_path, tiny_emb
     assert (report.documents_replaced, report.documents_added) == (1, 0)
     assert index.docstore.document_ids() == {"river.md"}
     assert HybridRetriever(index).search("Astrakhan", k=1, mode="bm25")[0].chunk.doc_id == "river.md"
+
+
+def test_ask_and_serve_options_name_the_milvus_index_for_the_graph(tmp_path):
+    from cragraph.cli.agent import build_context, server_env
+    from cragraph.cli.main import _parser
+
+    ctx = build_context(_parser().parse_args(["ask", "q", "--uri", "notes.db"]))
+    assert (ctx.index_backend, ctx.index_uri) == ("milvus", "notes.db")
+    assert build_context(_parser().parse_args(["ask", "q"])).index_backend == "bundle"
+    env = server_env(None, str(tmp_path / "notes.db"))
+    assert env["CRAGRAPH_INDEX_BACKEND"] == "milvus" and env["CRAGRAPH_INDEX_URI"] == str(tmp_path / "notes.db")
