@@ -28,7 +28,8 @@ def server(tmp_path_factory, tiny_embedder_dir):
     index = build_tiny_index(folder, tiny_embedder_dir, [*DOCS, *SECRETS])
     config = json.loads((ROOT / "langgraph.json").read_text(encoding="utf-8"))
     config["dependencies"] = [str(ROOT)]
-    config["graphs"] = {name: str(ROOT / spec.removeprefix("./")) for name, spec in config["graphs"].items()}
+    config["graphs"] = {name: {**spec, "path": str(ROOT / spec["path"].removeprefix("./"))}
+                        for name, spec in config["graphs"].items()}
     config["auth"]["path"] = str(ROOT / config["auth"]["path"].removeprefix("./"))  # the project's registration
     (folder / "langgraph.json").write_text(json.dumps(config), encoding="utf-8")
     env = server_env(str(index))

@@ -54,6 +54,7 @@ async def _ask(url: str) -> None:
             Client(streamable_http_client(f"{url}/mcp", http_client=http), read_timeout_seconds=60) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert "cragraph" in tools, sorted(tools)
+        assert "citations" in (tools["cragraph"].description or ""), tools["cragraph"].description  # langgraph.json's
         assert "question" in tools["cragraph"].input_schema["properties"], tools["cragraph"].input_schema
 
         answered = _reply(await client.call_tool("cragraph", {"question": "What is the vault code?"}))
