@@ -276,7 +276,11 @@ class MilvusIndex:
         return count
 
     def _finish(self) -> None:
-        """Record counts and the time of this write in the manifest (written last) and drop derived views."""
+        """Seal the written rows, record counts and the time of this write in the manifest (written last) and drop
+        derived views."""
+        # Rows stay in a growing segment until flushed, and Milvus Lite rebuilds that segment's BM25 index on every
+        # search: 3,000 unflushed chunks cost ~300 ms per BM25 query here, ~10 ms once sealed.
+        self.client.flush(self.collection)
         manifest = dict(self.manifest)
         documents = self.docstore.document_ids()
         chunks = len(self.docstore)

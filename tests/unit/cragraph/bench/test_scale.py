@@ -58,7 +58,7 @@ def test_tiny_milvus_lite_run_reports_build_disk_memory_and_latency(tmp_path: Pa
     report = json.loads(out.read_text(encoding="utf-8"))
     (result,) = report["results"]
     assert report["backend"] == result["backend"] == "milvus-lite" and result["chunks"] == 300
-    assert {"create", "insert", "manifest", "total"} <= result["seconds"].keys()
+    assert {"create", "insert", "flush", "manifest", "total"} <= result["seconds"].keys()
     assert result["disk_total_bytes"] > 300 * scale.DIM * 4  # the vectors at least
     for mode in ("hybrid", "bm25", "dense"):
         latency = result["query"]["latency_ms"][mode]
