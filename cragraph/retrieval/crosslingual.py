@@ -9,6 +9,11 @@ identification misreads stays hybrid over an English index, and a mixed en + ru 
 questions, because one of its languages is written in Cyrillic. Same-script pairs (a French question over English
 documents) stay hybrid: BM25 still matches their names.
 
+A short question matches a whole passage in another language worse than it matches the one sentence that
+answers it, so the dense head (SENTENCE_RESCORED passages) is then re-scored by its best sentence as well (half
+chunk cosine, half best-sentence cosine: the weight chosen on xquad_train). Sentence vectors are embedded at
+query time and kept in the embedding cache, so each sentence is embedded once.
+
 The index's scripts are read once per opened bundle (the distinct `language` values of its chunks, one chunk's
 text per language) and read again only after the bundle changed.
 """
@@ -22,9 +27,15 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from stores.text import language_of
+import numpy as np
+
+from stores.embed_cache import embed_passages_cached
+from stores.text import language_of, split_sentences
 
 _SAMPLE_CHUNKS = 3  # chunks per language whose letters decide that language's script
+SENTENCE_RESCORED = 20
+"""Passages of a cross-lingual question's dense list whose sentences are embedded and compared with it."""
+SENTENCE_WEIGHT = 0.5
 _SCRIPT_NAMES = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HALFWIDTH": "CJK", "FULLWIDTH": "LATIN"}
 _lock = threading.Lock()
 _index_scripts: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, str], dict[str, str]]] = weakref.WeakKeyDictionary()
@@ -43,7 +54,8 @@ class CrossLingual:
         """The retrieve node's trace line."""
         script = self.question_script if self.question_script == "CJK" else self.question_script.title()
         return (f"cross-lingual: {self.question_language} question ({script} script), index in "
-                f"{', '.join(self.index_languages)}: dense only, BM25 cannot match its words")
+                f"{', '.join(self.index_languages)}: dense only, BM25 cannot match its words; the best "
+                f"{SENTENCE_RESCORED} passages re-scored by their best sentence")
 
 
 def script_of(text: str) -> str | None:
@@ -84,3 +96,23 @@ def crosslingual(bundle: Any, question: str) -> CrossLingual | None:
     if script is None or not scripts or script in scripts.values():
         return None
     return CrossLingual(language_of(question), script, tuple(scripts))
+
+
+def best_sentence_rescored(bundle: Any, vector: np.ndarray, scores: dict[int, float],
+                           top: int = SENTENCE_RESCORED) -> dict[int, float]:
+    """`scores` (row -> chunk cosine) with its `top` rows re-scored as a mix of the chunk's cosine and its best
+    sentence's cosine to the question vector; the other rows keep theirs."""
+    head = sorted(scores, key=lambda row: -scores[row])[:top]
+    if not head:
+        return scores
+    sentences = [split_sentences(chunk.text, language_of(chunk.text)) or [chunk.text]
+                 for chunk in bundle.docstore.get(head)]
+    flat = [sentence for found in sentences for sentence in found]
+    cosines = embed_passages_cached(bundle.embedder, flat, progress=False) @ np.asarray(vector, dtype=np.float32)
+    rescored = dict(scores)
+    start = 0
+    for row, found in zip(head, sentences, strict=True):
+        best = float(cosines[start:start + len(found)].max())
+        start += len(found)
+        rescored[row] = (1 - SENTENCE_WEIGHT) * scores[row] + SENTENCE_WEIGHT * best
+    return rescored

@@ -15,6 +15,7 @@ from cragraph.retrieval.retriever import HybridRetriever
 from nodes.retrieve import retrieve
 from stores.bundle import IndexBundle
 from stores.docstore import DocStore
+from stores.text import language_of, split_sentences
 from tests.fixtures.graph import DOCS, build_tiny_index, context
 
 RUSSIAN = "Какая река течёт через город?"
@@ -48,10 +49,24 @@ def test_a_question_in_another_script_over_an_english_index_is_searched_dense_on
     assert crossing is not None
     assert (crossing.question_language, crossing.index_languages) == (language, ("en",))
     assert crossing.note.startswith(f"cross-lingual: {language} question ({script} script), index in en: dense only")
-    hybrid = retriever.search(question, k=4)
-    dense = retriever.search(question, k=4, mode="dense")
-    assert [h.chunk.id for h in hybrid] == [h.chunk.id for h in dense]
+    hybrid = retriever.search(question, k=100)
+    dense = retriever.search(question, k=100, mode="dense")
+    assert {h.chunk.id for h in hybrid} == {h.chunk.id for h in dense}
     assert all(h.sources == ["dense:0"] and h.scores["alpha"] == 1.0 and "bm25" not in h.scores for h in hybrid)
+
+
+def test_a_cross_lingual_question_scores_each_passage_by_its_best_sentence_too(english_index):
+    bundle = IndexBundle.open(english_index)
+    retriever = HybridRetriever(bundle)
+    chunk_cosine = {h.chunk.id: h.score for h in retriever.search(RUSSIAN, k=100, mode="dense")}
+    question = bundle.embedder.embed_queries([RUSSIAN])[0]
+    hybrid = retriever.search(RUSSIAN, k=100)
+    assert len(hybrid) <= module.SENTENCE_RESCORED  # a tiny index: every passage is re-scored
+    for hit in hybrid:
+        sentences = split_sentences(hit.chunk.text, language_of(hit.chunk.text))
+        best = float((bundle.embedder.embed_passages(sentences) @ question).max())
+        assert hit.score == pytest.approx(0.5 * chunk_cosine[hit.chunk.id] + 0.5 * best, abs=1e-5)
+    assert [h.score for h in hybrid] == sorted((h.score for h in hybrid), reverse=True)
 
 
 def test_an_english_question_over_the_english_index_stays_hybrid(english_index):
