@@ -22,8 +22,9 @@ from cragraph.bench.qa_suite import (
 
 
 def _mode(contains: float, abstain: float, p50: float) -> dict:
-    metrics = {"EM": 0.0, "F1": 0.05, "Contains": contains, "SemMatch": contains, "InContext": 0.9,
-               "CitePrec": 0.8, "Abstain": abstain, "R@5": 1.0, "p50_ms": p50, "p95_ms": p50 * 2}
+    metrics = {"EM": contains, "F1": 0.05, "Contains": contains, "SemMatch": contains, "InContext": 0.9,
+               "CtxChars": 500 * abstain, "CitePrec": 0.8, "Abstain": abstain, "Truth": contains - abstain,
+               "Halluc": abstain, "R@5": 1.0, "p50_ms": p50, "p95_ms": p50 * 2}
     return {"metrics": metrics, "recall_curve": [0.5, 1.0], "errors": 0, "web_needed": 0,
             "stages": {"retrieve": {"runs": 3, "p50_ms": 1.0, "p95_ms": 2.0}},
             "by_type": {"bridge": {"questions": 3, **metrics}}}
@@ -47,14 +48,15 @@ def test_losses_list_every_metric_where_ours_is_worse_with_direction():
     found = losses(summary)
     by_key = {(loss.ours, loss.metric, loss.peer) for loss in found}
     assert ("crag", "Contains", "rank-bm25") in by_key           # higher is better: .5 < .6
-    assert ("crag", "Abstain", "rank-bm25") in by_key            # lower is better: .3 > .1
+    assert ("crag", "Halluc", "rank-bm25") in by_key             # lower is better: .3 > .1
+    assert not any(loss.metric in ("Abstain", "CtxChars") for loss in found)  # descriptive, not compared
     assert ("plain", "p50_ms", "rank-bm25") in by_key            # slower than rank-bm25
     assert ("crag", "Contains", "binary-crag") not in by_key     # .5 beats .3
     assert ("plain", "Contains", "rank-bm25") not in by_key      # a tie is no loss
     assert not any(loss.ours in ("rank-bm25", "binary-crag") for loss in found)  # peers are never "ours"
     lines = loss_lines(found)
     assert "- crag Contains 0.500 < rank-bm25 0.600" in lines
-    assert any(line.startswith("- crag Abstain 0.300 > rank-bm25 0.100") for line in lines)
+    assert any(line.startswith("- crag Halluc 0.300 > rank-bm25 0.100") for line in lines)
 
 
 def test_replace_between_markers_keeps_everything_outside():
@@ -90,7 +92,7 @@ def test_render_writes_docs_plots_and_only_the_readme_section(tmp_path):
     config = _finished_runs(tmp_path)
     docs = render(config, suite_command(config))
     page = docs.read_text(encoding="utf-8")
-    assert "| crag | 0.50 / 0.50 / 200 | 0.70 / 0.70 / 200 |" in page       # summary across sets
+    assert "| crag | 0.50 / 0.20 / 200 | 0.70 / 0.40 / 200 |" in page       # summary across sets
     assert "- crag Contains 0.500 < rank-bm25 0.600" in page                 # toy_a's computed loss
     assert "### toy_b" in page and "| crag | bridge | 3 |" in page          # per-set and per-type tables
     assert "CRAG abstains on toy_a because grading is uncalibrated." in page  # hand-written notes
@@ -104,7 +106,7 @@ def test_render_writes_docs_plots_and_only_the_readme_section(tmp_path):
     readme = config.readme.read_text(encoding="utf-8")
     assert readme.startswith(f"# Project\nintro\n{README_START}\n") and readme.endswith(f"{README_END}\n## Install\n")
     assert "old results" not in readme and "[docs/qa_results.md](docs/qa_results.md)" in readme
-    assert "| crag | 0.50 / 0.50 / 200 | 0.70 / 0.70 / 200 |" in readme
+    assert "| crag | 0.50 / 0.20 / 200 | 0.70 / 0.40 / 200 |" in readme
 
 
 def test_render_without_runs_says_so(tmp_path):
