@@ -4,9 +4,10 @@
 
 Real passages of a dataset's corpus.jsonl (hotpotqa_migres200 by default) are embedded as index chunks
 (`embed_passages`, the passage prefix, one call per repeat as an index build makes it) by sentence-transformers
-fp32 (torch, the reference), ONNX Runtime fp32 and ONNX Runtime int8. The backends take turns within each
-repeat (the order rotates), so load from other processes hits them alike; the table gives the median chunks/s
-and the median of the per-repeat ratios to torch, and the cosine of every backend's vectors to the reference.
+fp32 (torch, the reference), ONNX Runtime fp32 and int8, and OpenVINO on the fp32 graph. The backends take turns
+within each repeat (the order rotates), so load from other processes hits them alike; the table gives the median
+chunks/s and the median of the per-repeat ratios to torch, and the cosine of every backend's vectors to the
+reference.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 import numpy as np
 
 DEFAULT_DATASET = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "hotpotqa_migres200"
-BACKENDS = ("torch", "onnx", "onnx-int8")
+BACKENDS = ("torch", "onnx", "onnx-int8", "openvino")
 
 
 def read_passages(dataset: Path, limit: int) -> list[str]:

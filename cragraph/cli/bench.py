@@ -98,7 +98,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     abstention.set_defaults(run=_abstention)
 
     embed = benches.add_parser(
-        "embed-speed", help="indexing speed of e5-small per embedding backend (torch, onnx, onnx-int8), side by side",
+        "embed-speed",
+        help="indexing speed of e5-small per embedding backend (torch, onnx, onnx-int8, openvino), side by side",
         description="Real passages of a dataset's corpus are embedded as index chunks by each backend in turn "
                     "within every repeat; prints median chunks/s, the ratio to torch and the cosine to its vectors.")
     embed.add_argument("--dataset", type=Path, default=None, help="folder with corpus.jsonl (default: "
@@ -106,7 +107,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     embed.add_argument("--chunks", type=int, default=600, help="passages to embed (default: %(default)s)")
     embed.add_argument("--repeats", type=int, default=5, help="interleaved repeats (default: %(default)s)")
     embed.add_argument("--batch-size", type=int, default=32, help="(default: %(default)s)")
-    embed.add_argument("--backends", default="torch,onnx,onnx-int8",
+    embed.add_argument("--backends", default="torch,onnx,onnx-int8,openvino",
                        help="comma-separated, the first is the reference (default: %(default)s)")
     embed.add_argument("--threads", type=int, default=None,
                        help="intra-op threads for every backend, as `cragraph index --workers N` sets them")

@@ -26,7 +26,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from cragraph.models.e5_rebuild import PASSAGE_PREFIX, QUERY_PREFIX
-from cragraph.models.onnx_embedder import BACKEND_ENV, ONNX_INT8, TORCH, OnnxRunner, resolve_backend, use_cuda
+from cragraph.models.onnx_embedder import (
+    BACKEND_ENV,
+    ONNX_INT8,
+    OPENVINO,
+    TORCH,
+    OnnxRunner,
+    resolve_backend,
+    use_cuda,
+)
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -288,9 +296,9 @@ def quantized_copy(embedder: Embedder) -> Embedder:
 
 
 def onnx_copy(embedder: Embedder, backend: str) -> Embedder:
-    """The packaged e5-small served by ONNX Runtime (`backend` onnx or onnx-int8), sharing the loaded
-    SentenceTransformer (tokenizer, and the torch modules other code reads). The graph is exported from the
-    rebuilt folder on first use and cached beside it (models/onnx_embedder.py)."""
+    """The packaged e5-small served by ONNX Runtime (`backend` onnx or onnx-int8) or OpenVINO (openvino, on the
+    fp32 graph), sharing the loaded SentenceTransformer (tokenizer, and the torch modules other code reads). The
+    graph is exported from the rebuilt folder on first use and cached beside it (models/onnx_embedder.py)."""
     from cragraph.models.e5_rebuild import ensure_rebuilt_e5_small
     from cragraph.models.onnx_embedder import embed_threads, ensure_onnx
 
@@ -298,7 +306,8 @@ def onnx_copy(embedder: Embedder, backend: str) -> Embedder:
         raise ValueError(f"the ONNX backends serve the packaged e5-small only, not {embedder.name!r}")
     graph = ensure_onnx(ensure_rebuilt_e5_small(), int8=backend == ONNX_INT8)
     model = embedder.model
-    runner = OnnxRunner(graph, model.tokenizer, int(model.max_seq_length or 512), threads=embed_threads())
+    runner = OnnxRunner(graph, model.tokenizer, int(model.max_seq_length or 512), threads=embed_threads(),
+                        runtime="openvino" if backend == OPENVINO else "onnxruntime")
     return Embedder(embedder.name, model, embedder.query_prefix, embedder.passage_prefix, runner, backend)
 
 
@@ -326,7 +335,8 @@ def load_embedder(name: str = E5_SMALL, quantize: bool = False, backend: str | N
     quantized_copy), so retrieval and the reader in one process read the model from disk once.
 
     backend (default: $CRAGRAPH_EMBED_BACKEND, else torch) picks the runtime of the packaged e5-small's fp32
-    embedder: torch (sentence-transformers), onnx (the same vectors on ONNX Runtime) or onnx-int8. Other
+    embedder: torch (sentence-transformers), onnx (the same vectors on ONNX Runtime), onnx-int8, or openvino
+    (the fp32 graph on OpenVINO, bf16 where the CPU multiplies bf16 natively). Other
     models, and quantize=True, always run on torch. An ONNX backend that cannot start raises when it was asked
     for by argument or environment, and falls back to torch with a warning otherwise.
     """

@@ -19,7 +19,10 @@ Backends, chosen per process by CRAGRAPH_EMBED_BACKEND (or `load_embedder(..., b
   torch      sentence-transformers fp32, the reference and the default (ONNX Runtime fp32 measured no faster
              on this project's CPU: README "Faster embedding", `cragraph bench embed-speed`);
   onnx       ONNX Runtime fp32 (the same vectors);
-  onnx-int8  ONNX Runtime int8 (faster; its vectors differ slightly from fp32, README).
+  onnx-int8  ONNX Runtime int8 (faster; its vectors differ slightly from fp32, README);
+  openvino   OpenVINO on the same fp32 graph, at the CPU's own inference precision: bfloat16 where the CPU has
+             AMX or AVX-512 BF16 (matrix units that multiply bf16 at several times the fp32 rate, accumulating in
+             fp32, so the vectors stay within rounding of fp32), fp32 elsewhere.
 CRAGRAPH_EMBED_THREADS (set by `cragraph index --workers N`) sets the intra-op threads of either runtime.
 CUDA is used when torch sees it (and onnxruntime has its CUDA provider).
 """
@@ -41,8 +44,8 @@ import numpy as np
 ONNX_FORMAT = 1  # bump when the exported graph or the quantization recipe changes, so old caches are not reused
 BACKEND_ENV = "CRAGRAPH_EMBED_BACKEND"
 THREADS_ENV = "CRAGRAPH_EMBED_THREADS"
-TORCH, ONNX, ONNX_INT8 = "torch", "onnx", "onnx-int8"
-BACKENDS = (TORCH, ONNX, ONNX_INT8)
+TORCH, ONNX, ONNX_INT8, OPENVINO = "torch", "onnx", "onnx-int8", "openvino"
+BACKENDS = (TORCH, ONNX, ONNX_INT8, OPENVINO)
 DEFAULT_BACKEND = TORCH  # onnx fp32 measured 0.94x torch on this 2-core CPU (bench/embed_speed.py)
 FP32_FILE = "model.onnx"
 INT8_FILE = "model.int8.onnx"
@@ -74,7 +77,8 @@ def embed_threads() -> int | None:
 
 
 def precision(backend: str) -> str:
-    """What a backend's vectors are: "fp32" (torch and onnx give the same vectors) or "int8"."""
+    """What a backend's vectors are: "fp32" (torch, onnx and openvino give the same vectors, openvino's bf16
+    within rounding) or "int8"."""
     return "int8" if resolve_backend(backend) == ONNX_INT8 else "fp32"
 
 
@@ -160,11 +164,32 @@ def ensure_onnx(rebuilt: Path, int8: bool = False) -> Path:
     return wanted
 
 
+class OpenVinoSession:
+    """The exported graph compiled by OpenVINO for the CPU, answering ONNX Runtime's `run` call."""
+
+    def __init__(self, graph: Path, threads: int | None = None) -> None:
+        import openvino
+
+        core = openvino.Core()
+        config: dict[str, Any] = {"PERFORMANCE_HINT": "LATENCY"}  # one stream: an index build embeds batch by batch
+        if threads:
+            config["INFERENCE_NUM_THREADS"] = threads
+        self.compiled = core.compile_model(core.read_model(str(graph)), "CPU", config)
+        self.precision = str(self.compiled.get_property("INFERENCE_PRECISION_HINT"))
+
+    def run(self, names: Sequence[str], feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+        results = self.compiled(feeds)
+        return [np.asarray(results[self.compiled.output(name)]) for name in names]
+
+
 class OnnxRunner:
-    """An ONNX Runtime session plus the folder's tokenizer: texts in, L2-normalized float32 rows out."""
+    """An ONNX Runtime (or OpenVINO) session plus the folder's tokenizer: texts in, L2-normalized float32 rows out."""
 
     def __init__(self, graph: Path, tokenizer: Any, max_length: int, threads: int | None = None,
-                 cuda: bool | None = None) -> None:
+                 cuda: bool | None = None, runtime: str = "onnxruntime") -> None:
+        if runtime not in ("onnxruntime", "openvino"):
+            raise ValueError(f"runtime must be onnxruntime or openvino, not {runtime!r}")
+        self.runtime = runtime
         self.graph = graph
         self.tokenizer = tokenizer
         self.max_length = int(max_length)
@@ -192,6 +217,8 @@ class OnnxRunner:
         return list(self.session.get_providers())
 
     def _start(self) -> Any:
+        if self.runtime == "openvino":
+            return OpenVinoSession(self.graph, self.threads)
         import onnxruntime as ort
 
         options = ort.SessionOptions()
@@ -206,7 +233,7 @@ class OnnxRunner:
         return ort.InferenceSession(str(self.graph), options, providers=providers)
 
     def __repr__(self) -> str:
-        return f"OnnxRunner({self.graph.name}, started={self._session is not None})"
+        return f"OnnxRunner({self.graph.name}, {self.runtime}, started={self._session is not None})"
 
     def encode(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
         """Embed texts in batches of similar token length; rows come back in the order given."""

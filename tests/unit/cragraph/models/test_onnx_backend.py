@@ -31,6 +31,7 @@ def test_backend_from_argument_env_or_default(monkeypatch) -> None:
     with pytest.raises(ValueError, match="unknown embedding backend 'tensorrt'"):
         resolve_backend("tensorrt")
     assert (precision("torch"), precision("onnx"), precision("onnx-int8")) == ("fp32", "fp32", "int8")
+    assert resolve_backend("OpenVINO") == "openvino" and precision("openvino") == "fp32"
 
 
 def test_threads_env(monkeypatch) -> None:
