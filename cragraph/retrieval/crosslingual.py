@@ -20,6 +20,7 @@ text per language) and read again only after the bundle changed.
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 import unicodedata
 import weakref
@@ -108,7 +109,7 @@ def best_sentence_rescored(bundle: Any, vector: np.ndarray, scores: dict[int, fl
     sentences = [split_sentences(chunk.text, language_of(chunk.text)) or [chunk.text]
                  for chunk in bundle.docstore.get(head)]
     flat = [sentence for found in sentences for sentence in found]
-    cosines = embed_passages_cached(bundle.embedder, flat, progress=False) @ np.asarray(vector, dtype=np.float32)
+    cosines = _sentence_vectors(bundle.embedder, flat) @ np.asarray(vector, dtype=np.float32)
     rescored = dict(scores)
     start = 0
     for row, found in zip(head, sentences, strict=True):
@@ -116,3 +117,12 @@ def best_sentence_rescored(bundle: Any, vector: np.ndarray, scores: dict[int, fl
         start += len(found)
         rescored[row] = (1 - SENTENCE_WEIGHT) * scores[row] + SENTENCE_WEIGHT * best
     return rescored
+
+
+def _sentence_vectors(embedder: Any, sentences: list[str]) -> np.ndarray:
+    """Through the embedding cache (each sentence embedded once), or straight from the embedder when the cache
+    cannot be opened or written (a read-only home folder): a search never fails for the cache."""
+    try:
+        return embed_passages_cached(embedder, sentences, progress=False)
+    except (OSError, sqlite3.Error):
+        return np.asarray(embedder.embed_passages(sentences), dtype=np.float32)

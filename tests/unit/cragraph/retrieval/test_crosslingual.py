@@ -69,6 +69,21 @@ def test_a_cross_lingual_question_scores_each_passage_by_its_best_sentence_too(e
     assert [h.score for h in hybrid] == sorted((h.score for h in hybrid), reverse=True)
 
 
+def test_an_unwritable_embedding_cache_does_not_fail_the_search(english_index, monkeypatch):
+    import sqlite3
+
+    retriever = HybridRetriever(IndexBundle.open(english_index))
+    expected = [(h.chunk.id, h.score) for h in retriever.search(RUSSIAN, k=5)]
+
+    def unwritable(*args, **kwargs):
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+
+    monkeypatch.setattr(module, "embed_passages_cached", unwritable)
+    found = [(h.chunk.id, h.score) for h in retriever.search(RUSSIAN, k=5)]
+    assert [i for i, _ in found] == [i for i, _ in expected]
+    assert [s for _, s in found] == pytest.approx([s for _, s in expected], abs=1e-5)
+
+
 def test_an_english_question_over_the_english_index_stays_hybrid(english_index):
     retriever = HybridRetriever(IndexBundle.open(english_index))
     question = "Which river flows through London?"
