@@ -33,12 +33,11 @@ from typing import Any
 
 from cragraph.models.embedder import Embedder, canonical_name, load_embedder
 from stores.bm25 import BM25Index
-from stores.chunking import chunk_documents
 from stores.dense import DenseIndex
 from stores.docstore import DOCSTORE_FILE, DocStore
-from stores.embed_cache import content_hash, embed_passages_cached
 from stores.entity_graph import KNN, EntityGraph, neighbour_matrix
 from stores.entity_index import EntityIndex
+from stores.ingest import changed_documents, document_hash, embedded_chunks
 from stores.loaders import load_documents, page_base, stale_pages
 from stores.ner import backend_name, chunk_entities
 from stores.skeleton import skeleton_entities
@@ -207,7 +206,7 @@ class IndexBundle:
         existing = self.docstore.document_hashes()
         settings = self.settings
         backfill = settings.entities and not self.has_entities
-        unchanged = all(existing.get(d.id) == _document_hash(d) for d in docs) and not stale_pages(docs, existing)
+        unchanged = all(existing.get(d.id) == document_hash(d) for d in docs) and not stale_pages(docs, existing)
         if unchanged and not backfill and (self.graph is not None or not settings.entities):
             report.documents_unchanged = len(docs)
             return report
@@ -298,38 +297,18 @@ def _open_stores(folder: Path, manifest: dict[str, Any]) -> _Stores:
 def _ingest(stores: _Stores, docs: Sequence[Document], settings: IndexSettings, embedder: Embedder,
             report: IngestReport, progress: bool) -> None:
     started = time.perf_counter()
-    existing = stores.docstore.document_hashes()
-    fresh: list[Document] = []
-    replaced: list[str] = []
-    for doc in docs:
-        old_hash = existing.get(doc.id)
-        new_hash = _document_hash(doc)
-        if old_hash == new_hash:
-            report.documents_unchanged += 1
-            continue
-        if old_hash is not None:
-            replaced.append(doc.id)
-        doc.metadata = {**doc.metadata, "content_hash": new_hash}
-        fresh.append(doc)
+    fresh, replaced, gone, unchanged = changed_documents(docs, stores.docstore.document_hashes())
+    report.documents_unchanged += unchanged
     if replaced:
         _remove(stores, replaced, report)
         report.documents_replaced = len(replaced)
-    gone = stale_pages(docs, existing)  # pages a re-read PDF no longer has
-    if gone:
+    if gone:  # pages a re-read PDF no longer has
         _remove(stores, gone, report)
         report.documents_deleted += len(gone)
     report.documents_added = len(fresh) - len(replaced)
-
-    def embed(sentences: list[str]):
-        # Through the cache, so re-chunking a corpus (a rebuild, a changed chunk setting) embeds nothing twice.
-        return embed_passages_cached(embedder, sentences, progress=False)
-
-    chunks = chunk_documents(fresh, embed, progress=progress, min_chars=settings.min_chars,
-                             max_chars=settings.max_chars, merge_threshold=settings.merge_threshold,
-                             whole_doc_chars=settings.whole_doc_chars)
+    chunks, vectors = embedded_chunks(fresh, embedder, settings, progress)
     if chunks:
         passages = [c.passage for c in chunks]
-        vectors = embed_passages_cached(embedder, passages, progress=progress)
         first = stores.docstore.next_row()
         rows = list(range(first, first + len(chunks)))
         stores.docstore.add(rows, chunks)
@@ -366,10 +345,6 @@ def _remove(stores: _Stores, doc_ids: Sequence[str], report: IngestReport) -> No
     if stores.entities is not None:
         stores.entities.delete(rows)
     report.chunks_deleted += len(rows)
-
-
-def _document_hash(doc: Document) -> str:
-    return content_hash(doc.title + "\n" + doc.text)
 
 
 def _finish(folder: Path, settings: IndexSettings, embedder: Embedder, stores: _Stores) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import sqlite3
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -41,6 +42,7 @@ class EmbeddingCache:
         self.path = path or cache_root() / CACHE_FILE
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(str(self.path), timeout=60, check_same_thread=False)
+        self._lock = threading.Lock()  # one connection, shared by a server's threads
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS vectors (model TEXT, hash TEXT, vector BLOB, PRIMARY KEY (model, hash))"
@@ -49,21 +51,32 @@ class EmbeddingCache:
     def lookup(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         found: dict[str, np.ndarray] = {}
         unique = list(dict.fromkeys(hashes))
-        for start in range(0, len(unique), 900):
-            batch = unique[start:start + 900]
-            marks = ",".join("?" * len(batch))
-            for h, blob in self._db.execute(
-                f"SELECT hash, vector FROM vectors WHERE model = ? AND hash IN ({marks})", [model, *batch]
-            ):
-                found[h] = np.frombuffer(blob, dtype=np.float32)
+        with self._lock:
+            for start in range(0, len(unique), 900):
+                batch = unique[start:start + 900]
+                marks = ",".join("?" * len(batch))
+                for h, blob in self._db.execute(
+                    f"SELECT hash, vector FROM vectors WHERE model = ? AND hash IN ({marks})", [model, *batch]
+                ):
+                    found[h] = np.frombuffer(blob, dtype=np.float32)
         return found
 
     def store(self, model: str, hashes: Sequence[str], vectors: np.ndarray) -> None:
-        self._db.executemany(
-            "INSERT OR REPLACE INTO vectors(model, hash, vector) VALUES (?, ?, ?)",
-            [(model, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in zip(hashes, vectors, strict=True)],
-        )
-        self._db.commit()
+        rows = [(model, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in zip(hashes, vectors, strict=True)]
+        with self._lock:
+            self._db.executemany("INSERT OR REPLACE INTO vectors(model, hash, vector) VALUES (?, ?, ?)", rows)
+            self._db.commit()
+
+
+@functools.cache
+def _cache_at(path: Path) -> EmbeddingCache:
+    return EmbeddingCache(path)
+
+
+def shared_cache() -> EmbeddingCache:
+    """The process's cache for the current user cache folder, opened once (a query-time caller, such as the
+    cross-lingual re-scoring, would otherwise open the SQLite file on every search)."""
+    return _cache_at(cache_root() / CACHE_FILE)
 
 
 def embed_passages_cached(
@@ -74,7 +87,7 @@ def embed_passages_cached(
     progress: bool = True,
 ) -> np.ndarray:
     """Embed passages, taking what the cache has and embedding (and caching) only the rest."""
-    cache = cache or EmbeddingCache()
+    cache = cache or shared_cache()
     hashes = [content_hash(p) for p in passages]
     key = model_key(embedder)
     known = cache.lookup(key, hashes)

@@ -187,6 +187,29 @@ def _timed(timings: dict[str, float], key: str, call: Callable[[], Any]) -> Any:
     return result
 
 
+def question_embedder(n_queries: int, seed: int) -> tuple[list[str], _RandomEmbedder]:
+    """Real questions and a stub embedder that gives each a precomputed random unit vector."""
+    questions = [q.strip() for q in load_questions(n_queries) if q.strip()]
+    rng = np.random.default_rng(seed + 1)
+    vectors = rng.standard_normal((len(questions), DIM), dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return questions, _RandomEmbedder({q: v for q, v in zip(questions, vectors, strict=True)})
+
+
+def search_latency(retriever: HybridRetriever, questions: Sequence[str], mode: str, k: int, progress: bool,
+                   label: str | None = None) -> dict[str, float]:
+    """Percentiles of one mode's search time over the questions (ms); a hybrid search with no hit is an error."""
+    times = []
+    for question in tqdm(questions, desc=f"{label or mode} queries", disable=not progress, unit="q",
+                         mininterval=2.0):
+        begun = time.perf_counter()
+        hits = retriever.search(question, k=k, mode=mode)  # type: ignore[arg-type]
+        times.append((time.perf_counter() - begun) * 1000)
+        if mode == "hybrid" and not hits:
+            raise RuntimeError(f"no hits for {question!r}")
+    return _percentiles(times)
+
+
 def build(path: Path, n: int, seed: int = 0, progress: bool = True, data: Path = DATA) -> dict[str, Any]:
     """Build a synthetic bundle of `n` chunks at `path`; returns seconds per step, disk bytes and peak RSS."""
     baseline = _rss_mb()
@@ -248,11 +271,7 @@ def query(path: Path, n_queries: int = 200, k: int = 10, warmup: int = 5, seed: 
     opened = IndexBundle.open(path)
     open_seconds = time.perf_counter() - started
     bundle = _SyntheticBundle(opened.path, opened.manifest, opened.docstore, opened.bm25, opened.dense)
-    questions = [q.strip() for q in load_questions(n_queries) if q.strip()]
-    rng = np.random.default_rng(seed + 1)
-    vectors = rng.standard_normal((len(questions), DIM), dtype=np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    bundle.stub = _RandomEmbedder({q: v for q, v in zip(questions, vectors, strict=True)})
+    questions, bundle.stub = question_embedder(n_queries, seed)
     after_load = _rss_mb()
     retriever = HybridRetriever(bundle)
     for question in questions[:warmup]:  # first searches read the index's languages and warm SQLite's cache
@@ -265,14 +284,7 @@ def query(path: Path, n_queries: int = 200, k: int = 10, warmup: int = 5, seed: 
                                        ("dense", "dense", threads), ("hybrid_faiss1", "hybrid", 1),
                                        ("dense_faiss1", "dense", 1)]:
         faiss.omp_set_num_threads(faiss_threads)
-        times = []
-        for question in tqdm(questions, desc=f"{label} queries", disable=not progress, unit="q", mininterval=2.0):
-            begun = time.perf_counter()
-            hits = retriever.search(question, k=k, mode=mode)  # type: ignore[arg-type]
-            times.append((time.perf_counter() - begun) * 1000)
-            if mode == "hybrid" and not hits:
-                raise RuntimeError(f"no hits for {question!r}")
-        latencies[label] = _percentiles(times)
+        latencies[label] = search_latency(retriever, questions, mode, k, progress, label)
     faiss.omp_set_num_threads(threads)
     bundle.close()
     return {
@@ -294,8 +306,15 @@ def _percentiles(times: list[float]) -> dict[str, float]:
 
 def measure(n: int, workdir: Path, n_queries: int = 200, seed: int = 0, progress: bool = True,
             isolate: bool = True, keep: bool = False) -> dict[str, Any]:
-    """Build and query one size; `isolate` runs each phase in a fresh process so each RSS peak is its own."""
-    path = workdir / f"bundle-{n}"
+    """Build and query one size of the bundle (measure_phases)."""
+    return measure_phases(build, query, workdir / f"bundle-{n}", n, n_queries, seed, progress, isolate, keep)
+
+
+def measure_phases(build: Callable[..., dict[str, Any]], query: Callable[..., dict[str, Any]], path: Path, n: int,
+                   n_queries: int = 200, seed: int = 0, progress: bool = True, isolate: bool = True,
+                   keep: bool = False) -> dict[str, Any]:
+    """Run one backend's `build` then `query` (module-level functions) for one size at `path`; `isolate` runs
+    each phase in a fresh process, so each RSS peak is its own (and a server thread or file lock goes with it)."""
     try:
         if isolate:
             context = get_context("spawn")

@@ -17,13 +17,10 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from tqdm import tqdm
 
 from cragraph.bench.scale import (
@@ -31,12 +28,13 @@ from cragraph.bench.scale import (
     DIM,
     EMBEDDER_NAME,
     _peak_rss_mb,
-    _percentiles,
     _RandomEmbedder,
     _rss_mb,
     _timed,
-    load_questions,
     load_sentences,
+    measure_phases,
+    question_embedder,
+    search_latency,
     synthetic_chunks,
     unit_vectors,
 )
@@ -109,26 +107,13 @@ def query(path: Path, n_queries: int = 200, k: int = 10, warmup: int = 5, seed: 
     opened = MilvusIndex.open(str(path))
     open_seconds = time.perf_counter() - started
     index = _SyntheticMilvus(opened.uri, opened.collection, opened.client, opened.manifest)
-    questions = [q.strip() for q in load_questions(n_queries) if q.strip()]
-    rng = np.random.default_rng(seed + 1)
-    vectors = rng.standard_normal((len(questions), DIM), dtype=np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    index.stub = _RandomEmbedder({q: v for q, v in zip(questions, vectors, strict=True)})
+    questions, index.stub = question_embedder(n_queries, seed)
     after_load = _rss_mb()
     retriever = HybridRetriever(index)
     for question in questions[:warmup]:
         retriever.search(question, k=k)
-    latencies: dict[str, dict[str, float]] = {}
-    for mode in ("hybrid", "bm25", "dense"):
-        times = []
-        for question in tqdm(questions, desc=f"milvus {mode} queries", disable=not progress, unit="q",
-                             mininterval=2.0):
-            begun = time.perf_counter()
-            hits = retriever.search(question, k=k, mode=mode)  # type: ignore[arg-type]
-            times.append((time.perf_counter() - begun) * 1000)
-            if mode == "hybrid" and not hits:
-                raise RuntimeError(f"no hits for {question!r}")
-        latencies[mode] = _percentiles(times)
+    latencies = {mode: search_latency(retriever, questions, mode, k, progress, f"milvus {mode}")
+                 for mode in ("hybrid", "bm25", "dense")}
     return {
         "queries": len(questions),
         "k": k,
@@ -141,23 +126,8 @@ def query(path: Path, n_queries: int = 200, k: int = 10, warmup: int = 5, seed: 
 
 def measure(n: int, workdir: Path, n_queries: int = 200, seed: int = 0, progress: bool = True,
             isolate: bool = True, keep: bool = False) -> dict[str, Any]:
-    """Build and query one size, each phase in a fresh process (its own RSS peak; Milvus Lite's server thread
-    and file lock go with the process)."""
-    path = workdir / f"milvus-{n}.db"
-    try:
-        if isolate:
-            context = get_context("spawn")
-            with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-                built = pool.submit(build, path, n, seed, progress).result()
-            with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-                searched = pool.submit(query, path, n_queries, 10, 5, seed, progress).result()
-        else:
-            built = build(path, n, seed, progress)
-            searched = query(path, n_queries, seed=seed, progress=progress)
-    finally:
-        if not keep:
-            shutil.rmtree(path, ignore_errors=True)
-    return {**built, "query": searched, "rss_mb": {**built["rss_mb"], **searched["rss_mb"]}}
+    """Build and query one size of Milvus Lite (cragraph.bench.scale.measure_phases)."""
+    return measure_phases(build, query, workdir / f"milvus-{n}.db", n, n_queries, seed, progress, isolate, keep)
 
 
 def run(sizes: Sequence[int], n_queries: int = 200, seed: int = 0, workdir: Path | None = None,

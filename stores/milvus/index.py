@@ -25,11 +25,10 @@ from tqdm.auto import tqdm
 
 from cragraph.models.embedder import Embedder, canonical_name, load_embedder
 from stores.bundle import IndexSettings, IngestReport
-from stores.chunking import chunk_documents
-from stores.embed_cache import content_hash, embed_passages_cached
 from stores.entity_graph import EntityGraph
 from stores.entity_index import EntityIndex
-from stores.loaders import load_documents, page_base, stale_pages
+from stores.ingest import changed_documents, embedded_chunks
+from stores.loaders import load_documents, page_base
 from stores.milvus.connection import MilvusError, connect, is_lite
 from stores.milvus.filters import filter_expression
 from stores.milvus.schema import (
@@ -222,31 +221,13 @@ class MilvusIndex:
         """Index `docs` (skipping unchanged ones, replacing changed ones); True when the index was written."""
         started = time.perf_counter()
         settings = self.settings
-        existing = self.docstore.document_hashes()
-        fresh: list[Document] = []
-        replaced: list[str] = []
-        for doc in docs:
-            old_hash, new_hash = existing.get(doc.id), content_hash(doc.title + "\n" + doc.text)
-            if old_hash == new_hash:
-                report.documents_unchanged += 1
-                continue
-            if old_hash is not None:
-                replaced.append(doc.id)
-            doc.metadata = {**doc.metadata, "content_hash": new_hash}
-            fresh.append(doc)
-        gone = stale_pages(docs, existing)  # pages a re-read PDF no longer has
-        report.chunks_deleted += self._remove([*replaced, *gone])
+        fresh, replaced, gone, unchanged = changed_documents(docs, self.docstore.document_hashes())
+        report.documents_unchanged += unchanged
+        report.chunks_deleted += self._remove([*replaced, *gone])  # gone: pages a re-read PDF no longer has
         report.documents_replaced, report.documents_deleted = len(replaced), report.documents_deleted + len(gone)
         report.documents_added = len(fresh) - len(replaced)
-
-        def embed(sentences: list[str]):
-            return embed_passages_cached(embedder, sentences, progress=False)
-
-        chunks = chunk_documents(fresh, embed, progress=progress, min_chars=settings.min_chars,
-                                 max_chars=settings.max_chars, merge_threshold=settings.merge_threshold,
-                                 whole_doc_chars=settings.whole_doc_chars)
+        chunks, vectors = embedded_chunks(fresh, embedder, settings, progress)
         if chunks:
-            vectors = embed_passages_cached(embedder, [c.passage for c in chunks], progress=progress)
             entities: list[list[str]] = [[] for _ in chunks]
             if settings.entities:
                 known = self.entities.vocabulary() if settings.ner_share < 1.0 else ()

@@ -6,6 +6,7 @@ import sqlite3
 import pytest
 
 import stores.bundle as bundle_module
+import stores.ingest as ingest_module
 from stores.bundle import IndexBundle, IndexSettings
 from stores.docstore import DocStore
 from stores.ner import RULES_ENV
@@ -105,13 +106,13 @@ def test_old_bundle_opens_without_entities_and_add_backfills(built, tmp_path, mo
     old.close()
     old = IndexBundle.open(built.path)  # opening must not have touched the docstore (its checksum still holds)
     embedded = []
-    real_embed = bundle_module.embed_passages_cached
+    real_embed = ingest_module.embed_passages_cached
 
     def recording_embed(embedder, passages, **kwargs):
         embedded.extend(passages)
         return real_embed(embedder, passages, **kwargs)
 
-    monkeypatch.setattr(bundle_module, "embed_passages_cached", recording_embed)
+    monkeypatch.setattr(ingest_module, "embed_passages_cached", recording_embed)
     report = old.add([_corpus(tmp_path / "more", [*DOCS, {"id": "nile", "title": "Nile",
                                                           "text": "The Nile flows through Cairo."}])],
                      progress=False)
