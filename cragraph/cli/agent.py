@@ -236,12 +236,21 @@ def _paused(result: dict[str, Any], thread: str | None) -> bool:
     return True
 
 
+def unfinished_step(agent: Any, config: dict[str, Any]) -> tuple[str, ...]:
+    """The nodes of the thread's last checkpointed step, () when its run finished (or it has none).
+
+    Read as a record of the step, not the live view: `get_state` drops a node whose writes were stored before the
+    process died, so a run killed between a node's writes and the next checkpoint would look finished. Resuming
+    such a step reuses the stored writes; the node does not run again."""
+    last = next(iter(agent.get_state_history(config, limit=1)), None)
+    return tuple(last.next) if last is not None else ()
+
+
 def _note_unfinished(agent: Any, config: dict[str, Any]) -> None:
-    snapshot = agent.get_state(config)
-    if snapshot.next:
+    if pending := unfinished_step(agent, config):
         print(
             f"note: thread {config['configurable']['thread_id']!r} had an unfinished run (next: "
-            f"{', '.join(snapshot.next)}); this question starts a new run instead of resuming it (--resume)",
+            f"{', '.join(pending)}); this question starts a new run instead of resuming it (--resume)",
             file=sys.stderr,
         )
 
@@ -258,7 +267,8 @@ def resume_thread(args: argparse.Namespace) -> int:
         where = describe(checkpoint_spec())
         if snapshot.metadata is None:
             raise LookupError(f"no thread {args.thread!r} in checkpoint store {where}")
-        if not snapshot.next:
+        pending = unfinished_step(agent, config)
+        if not pending:
             raise ValueError(f"thread {args.thread!r} has no unfinished run to resume (its last run finished); "
                              "ask a new question with `cragraph ask QUESTION --thread ID`")
         if snapshot.interrupts:
@@ -274,7 +284,7 @@ def resume_thread(args: argparse.Namespace) -> int:
         context = build_context(merged)
         _require_index(context)
         config["metadata"][SETTINGS_KEY] = json.dumps({name: getattr(merged, name) for name in _RECORDED})
-        print(f"resuming thread {args.thread!r} at {', '.join(snapshot.next)} (step "
+        print(f"resuming thread {args.thread!r} at {', '.join(pending)} (step "
               f"{snapshot.metadata.get('step')}) from {where}", file=sys.stderr)
         result = agent.invoke(None, config, context=context)
         if _paused(result, args.thread):
