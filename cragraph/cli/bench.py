@@ -8,6 +8,7 @@
     cragraph bench reader-training --out DIR                    the short-answer reader (bench/reader_training.py)
     cragraph bench abstention RESULTS.jsonl ...                 abstention thresholds by Truth (bench/abstention.py)
     cragraph bench crosslingual --corpus DIR --questions DIR ... retrieval across languages (bench/crosslingual.py)
+    cragraph bench query-means --out DIR                        cross-lingual language means (bench/query_means.py)
     cragraph bench embed-speed --chunks 300 --repeats 3         chunks/s per embedding backend (bench/embed_speed.py)
     cragraph bench skeleton-speed INDEX --share 0.25            NER time, all vs skeleton (bench/skeleton_speed.py)
     cragraph bench scale --sizes 10000,100000 --out FILE        the bundle's scale curve (bench/scale.py)
@@ -154,6 +155,21 @@ def register(commands: argparse._SubParsersAction) -> None:
     crosslingual.add_argument("--limit", type=int, default=None, help="first N questions only")
     crosslingual.add_argument("--out", type=Path, default=None, help="JSON report path (one per direction)")
     crosslingual.set_defaults(run=_crosslingual)
+
+    means = benches.add_parser(
+        "query-means", help="the mean question vector per language that cross-lingual search shifts by "
+                            "(from XQuAD's parallel training-half questions)")
+    means.add_argument("--out", type=Path, required=True, help="folder for <embedder>.npz and SOURCE.md")
+    means.add_argument("--embedder", default="e5-small")
+    means.add_argument("--data", type=Path, default=None, help="benchmark data root (default: ../shared/data)")
+    means.set_defaults(run=_query_means)
+
+
+def _query_means(args: argparse.Namespace) -> int:
+    from cragraph.bench.query_means import write_query_means
+
+    print(f"wrote {write_query_means(args.out, args.embedder, args.data)}")
+    return 0
 
 
 def _print_help(parser: argparse.ArgumentParser) -> int:

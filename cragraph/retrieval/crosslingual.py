@@ -9,6 +9,12 @@ identification misreads stays hybrid over an English index, and a mixed en + ru 
 questions, because one of its languages is written in Cyrillic. Same-script pairs (a French question over English
 documents) stay hybrid: BM25 still matches their names.
 
+A multilingual embedder also places a question by its language: Chinese questions share a direction that
+English passages lack. The question vector is moved from its language's mean question vector to the index
+language's (cragraph/retrieval/query_means: means over XQuAD's parallel training questions, which say the same
+thing in each language, so two means differ by language, not topic). An embedder or language without a
+computed mean is searched unmoved, and the trace says so.
+
 A short question matches a whole passage in another language worse than it matches the one sentence that
 answers it, so the dense head (SENTENCE_RESCORED passages) is then re-scored by its best sentence as well (half
 chunk cosine, half best-sentence cosine: the weight chosen on xquad_train). Sentence vectors are embedded at
@@ -20,16 +26,19 @@ text per language) and read again only after the bundle changed.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import threading
 import unicodedata
 import weakref
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from cragraph.models.embedder import canonical_name
 from stores.embed_cache import embed_passages_cached
 from stores.text import language_of, split_sentences
 
@@ -37,6 +46,8 @@ _SAMPLE_CHUNKS = 3  # chunks per language whose letters decide that language's s
 SENTENCE_RESCORED = 20
 """Passages of a cross-lingual question's dense list whose sentences are embedded and compared with it."""
 SENTENCE_WEIGHT = 0.5
+QUERY_MEANS = Path(__file__).resolve().parent / "query_means"
+"""<embedder>.npz per embedder: language code -> mean question vector (`cragraph bench query-means`)."""
 _SCRIPT_NAMES = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HALFWIDTH": "CJK", "FULLWIDTH": "LATIN"}
 _lock = threading.Lock()
 _index_scripts: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, str], dict[str, str]]] = weakref.WeakKeyDictionary()
@@ -49,13 +60,24 @@ class CrossLingual:
     question_language: str
     question_script: str
     index_languages: tuple[str, ...]
+    offset: np.ndarray | None = field(default=None, compare=False, repr=False)
+    """Index languages' mean question vector minus the question language's; None: no means for them."""
+
+    def moved(self, vectors: np.ndarray) -> np.ndarray:
+        """Question vectors moved by the language offset and normalized again (unchanged without one)."""
+        if self.offset is None:
+            return vectors
+        shifted = np.asarray(vectors, dtype=np.float32) + self.offset
+        return shifted / np.linalg.norm(shifted, axis=-1, keepdims=True)
 
     @property
     def note(self) -> str:
         """The retrieve node's trace line."""
         script = self.question_script if self.question_script == "CJK" else self.question_script.title()
+        moved = ("question vector moved from its language's mean to the index's" if self.offset is not None
+                 else "no language means for this embedder or language: question vector not moved")
         return (f"cross-lingual: {self.question_language} question ({script} script), index in "
-                f"{', '.join(self.index_languages)}: dense only, BM25 cannot match its words; the best "
+                f"{', '.join(self.index_languages)}: dense only, BM25 cannot match its words; {moved}; the best "
                 f"{SENTENCE_RESCORED} passages re-scored by their best sentence")
 
 
@@ -96,7 +118,29 @@ def crosslingual(bundle: Any, question: str) -> CrossLingual | None:
     scripts = index_scripts(bundle)
     if script is None or not scripts or script in scripts.values():
         return None
-    return CrossLingual(language_of(question), script, tuple(scripts))
+    language = language_of(question)
+    return CrossLingual(language, script, tuple(scripts), language_offset(bundle.settings.embedder, language,
+                                                                          tuple(scripts)))
+
+
+@functools.lru_cache(maxsize=8)
+def query_means(embedder: str) -> dict[str, np.ndarray]:
+    """Language -> mean question vector computed for `embedder` (any of its aliases); {} when none was."""
+    path = QUERY_MEANS / f"{canonical_name(embedder).replace('/', '__')}.npz"
+    if not path.is_file():
+        return {}
+    with np.load(path, allow_pickle=False) as loaded:
+        return {language: loaded[language].astype(np.float32) for language in loaded.files}
+
+
+def language_offset(embedder: str, question_language: str, index_languages: tuple[str, ...]) -> np.ndarray | None:
+    """The mean of the index languages' mean question vectors minus the question language's; None when the
+    question's language or every index language lacks one."""
+    means = query_means(embedder)
+    targets = [means[language] for language in index_languages if language in means]
+    if question_language not in means or not targets:
+        return None
+    return np.mean(targets, axis=0) - means[question_language]
 
 
 def best_sentence_rescored(bundle: Any, vector: np.ndarray, scores: dict[int, float],

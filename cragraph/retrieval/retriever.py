@@ -93,13 +93,15 @@ class HybridRetriever:
         pool = max(self.settings.pool, k)
         # A question in a script none of the index's languages use: BM25 cannot match its words (measured on
         # xquad_train: no BM25 weight beat none), so hybrid runs dense only (cragraph.retrieval.crosslingual).
-        crossing = mode == "hybrid" and self.crosslingual(queries[0]) is not None
+        crossing = self.crosslingual(queries[0]) if mode == "hybrid" else None
         if crossing:
             mode = "dense"
         bm25_lists = [self._bm25(q, pool, allowed) for q in queries] if mode != "dense" else []
         dense_lists = []
         if mode != "bm25":
             vectors = self.bundle.embedder.embed_queries(queries)
+            if crossing:
+                vectors = crossing.moved(vectors)
             dense_lists = [self._dense(v, pool, allowed) for v in vectors]
         if mode == "hybrid":
             fused, alphas = self._fuse(queries, bm25_lists, dense_lists, vectors)

@@ -4,11 +4,13 @@ per bundle and again after it changed."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from langgraph.runtime import Runtime
 
 from cragraph.bench.crosslingual import crosslingual_dataset
 from cragraph.bench.datasets import load_dataset
+from cragraph.models.embedder import canonical_name
 from cragraph.retrieval import crosslingual as module
 from cragraph.retrieval.crosslingual import crosslingual, script_of
 from cragraph.retrieval.retriever import HybridRetriever
@@ -159,3 +161,44 @@ def test_the_bench_pairs_questions_with_the_parallel_corpus_by_passage_number(tm
     write(tmp_path / "zh", [("xqzh-000007", "桥。")], [("桥?", "xqzh-000007")])
     with pytest.raises(ValueError, match="not parallel"):
         crosslingual_dataset(tmp_path / "en", tmp_path / "zh", out_root=tmp_path / "out")
+
+
+def test_a_cross_lingual_question_vector_moves_from_its_language_mean_to_the_index_languages(english_index, tmp_path,
+                                                                                             monkeypatch):
+    bundle = IndexBundle.open(english_index)
+    retriever = HybridRetriever(bundle)
+    question = bundle.embedder.embed_queries([RUSSIAN])[0]
+    rng = np.random.default_rng(0)
+    en, ru = (0.1 * rng.normal(size=question.shape[0])).astype(np.float32), np.zeros_like(question)
+    ru[0] = 0.2
+    np.savez(tmp_path / f"{canonical_name(bundle.settings.embedder).replace('/', '__')}.npz", en=en, ru=ru)
+    monkeypatch.setattr(module, "QUERY_MEANS", tmp_path)
+    module.query_means.cache_clear()
+    try:
+        crossing = retriever.crosslingual(RUSSIAN)
+        assert crossing is not None and np.allclose(crossing.offset, en - ru)
+        assert "question vector moved from its language's mean to the index's" in crossing.note
+        moved = (question + en - ru) / np.linalg.norm(question + en - ru)
+        chunk_cosine = {h.chunk.id: h.score for h in retriever.dense_search(moved, k=100)}
+        for hit in retriever.search(RUSSIAN, k=100):  # dense side and best sentences both use the moved vector
+            sentences = split_sentences(hit.chunk.text, language_of(hit.chunk.text))
+            best = float((bundle.embedder.embed_passages(sentences) @ moved).max())
+            assert hit.score == pytest.approx(0.5 * chunk_cosine[hit.chunk.id] + 0.5 * best, abs=1e-5)
+        chinese = retriever.crosslingual(CHINESE)  # no Chinese mean in this file: searched unmoved, and said
+        assert chinese is not None and chinese.offset is None
+        assert "no language means for this embedder or language: question vector not moved" in chinese.note
+        assert np.array_equal(chinese.moved(question[None]), question[None])
+    finally:
+        module.query_means.cache_clear()
+
+
+def test_the_shipped_means_cover_the_packaged_multilingual_embedder_by_any_of_its_names():
+    for name in ("e5-small", "intfloat/multilingual-e5-small", "multilingual-e5-small"):
+        means = module.query_means(name)
+        assert sorted(means) == ["en", "ru", "zh"]
+        assert all(v.shape == (384,) and v.dtype == np.float32 and np.isfinite(v).all() for v in means.values())
+    assert module.language_offset("minilm", "ru", ("en",)) is None  # English-only model: no means, no move
+    assert module.language_offset("e5-small", "ja", ("en",)) is None
+    assert module.language_offset("e5-small", "ru", ("de",)) is None
+    assert np.allclose(module.language_offset("e5-small", "zh", ("en", "de")),
+                       module.query_means("e5-small")["en"] - module.query_means("e5-small")["zh"])
