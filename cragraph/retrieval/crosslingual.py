@@ -30,7 +30,9 @@ import functools
 import sqlite3
 import threading
 import unicodedata
+import warnings
 import weakref
+import zipfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,12 +127,18 @@ def crosslingual(bundle: Any, question: str) -> CrossLingual | None:
 
 @functools.lru_cache(maxsize=8)
 def query_means(embedder: str) -> dict[str, np.ndarray]:
-    """Language -> mean question vector computed for `embedder` (any of its aliases); {} when none was."""
+    """Language -> mean question vector computed for `embedder` (any of its aliases); {} when none was, or when
+    its file is damaged (said once as a warning: searches go on unmoved)."""
     path = QUERY_MEANS / f"{canonical_name(embedder).replace('/', '__')}.npz"
     if not path.is_file():
         return {}
-    with np.load(path, allow_pickle=False) as loaded:
-        return {language: loaded[language].astype(np.float32) for language in loaded.files}
+    try:
+        with np.load(path, allow_pickle=False) as loaded:
+            return {language: loaded[language].astype(np.float32) for language in loaded.files}
+    except (OSError, ValueError, zipfile.BadZipFile) as error:
+        warnings.warn(f"cross-lingual language means {path} are damaged ({error}); cross-lingual questions are "
+                      "searched unmoved. Rewrite them with `cragraph bench query-means`", stacklevel=2)
+        return {}
 
 
 def language_offset(embedder: str, question_language: str, index_languages: tuple[str, ...]) -> np.ndarray | None:

@@ -202,3 +202,17 @@ def test_the_shipped_means_cover_the_packaged_multilingual_embedder_by_any_of_it
     assert module.language_offset("e5-small", "ru", ("de",)) is None
     assert np.allclose(module.language_offset("e5-small", "zh", ("en", "de")),
                        module.query_means("e5-small")["en"] - module.query_means("e5-small")["zh"])
+
+
+def test_damaged_means_warn_and_leave_the_question_unmoved(english_index, tmp_path, monkeypatch):
+    bundle = IndexBundle.open(english_index)
+    (tmp_path / f"{canonical_name(bundle.settings.embedder).replace('/', '__')}.npz").write_bytes(b"not a zip")
+    monkeypatch.setattr(module, "QUERY_MEANS", tmp_path)
+    module.query_means.cache_clear()
+    try:
+        with pytest.warns(UserWarning, match="damaged"):
+            crossing = HybridRetriever(bundle).crosslingual(RUSSIAN)
+        assert crossing is not None and crossing.offset is None
+        assert HybridRetriever(bundle).search(RUSSIAN, k=3)
+    finally:
+        module.query_means.cache_clear()
