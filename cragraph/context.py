@@ -213,10 +213,9 @@ class Context:
     )
     answer_min_score: float = _setting(-0.2, "Abstain when no evidence sentence scores at least this.")
     answer_min_confidence: float = _setting(
-        0.3,
-        "Abstain when the reader's probability of its answer span (start x end over the context and the "
-        "no-answer position, 0..1) is below this; chosen by Truth on training questions (cragraph bench "
-        "abstention).",
+        0.9,
+        "Abstain when the reader's answer (with the spans overlapping it) takes less than this share of its "
+        "candidates' softmax (0..1); chosen by Truth on training questions (cragraph bench abstention).",
     )
     answer_max_new_tokens: int = _setting(200, "Generation cap for the LLM answer.")
     # ---- multi-hop planning (graph/multihop.py) -------------------------------------------------------------

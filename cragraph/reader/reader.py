@@ -172,21 +172,19 @@ class Reader:
             candidates = rerank(question, candidates, self.config["reranker"]["weights"])
         if not candidates:
             return None, scored, candidates
-        best = replace(candidates[0], confidence=span_probability(scored, candidates[0].span_score))
+        best = replace(candidates[0], confidence=answer_share(candidates))
         return best, scored, candidates
 
 
-def span_probability(scored: Scored, span_score: float) -> float:
-    """The reader's probability of a span: its start and end logits (summed in `span_score`) through softmaxes
-    over every context token and the no-answer position (the first token), as reading-comprehension models
-    trained with unanswerable questions score spans. Unlike a share among the best candidates, it falls when
-    the reader leans towards "no answer here", and a short context does not raise it by leaving few rivals."""
-    lo, hi = scored.encoded.context_start, scored.encoded.context_end
-    positions = np.r_[0, np.arange(lo, hi)]
-    log_norm = _logsumexp(scored.start[positions]) + _logsumexp(scored.end[positions])
-    return float(np.exp(min(span_score - log_norm, 0.0)))
+def answer_share(candidates: list[ReaderAnswer]) -> float:
+    """The first candidate's softmax share among all, counting the candidates that overlap it in the same
+    passage as the same answer: "Caspian Sea", "the Caspian Sea" and "into the Caspian Sea" are one answer with
+    three boundaries, not three rivals."""
+    shares = np.exp(np.array([c.score for c in candidates]) - max(c.score for c in candidates))
+    best = candidates[0]
+    same = [_overlaps(best, c) for c in candidates]
+    return float(shares[same].sum() / shares.sum())
 
 
-def _logsumexp(values: np.ndarray) -> float:
-    top = float(values.max())
-    return top + float(np.log(np.exp(values - top).sum()))
+def _overlaps(a: ReaderAnswer, b: ReaderAnswer) -> bool:
+    return a.passage == b.passage and a.in_title == b.in_title and a.start < b.end and b.start < a.end

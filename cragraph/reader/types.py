@@ -23,9 +23,9 @@ class ReaderAnswer:
     -1 for yes / no answers, which point at the sentence that decided them.
     score: what the answer was chosen by (the re-ranker's score, else span score + sentence prior); comparable
     only within one question. span_score: start + end logits; sentence_score: the lexical match of the span's
-    sentence to the question, relative to the best sentence read (0..1). confidence: the reader's
-    probability of the chosen span (start x end softmax over the context and the no-answer position, 0..1;
-    reader.span_probability); None for answers decided by a rule (yes / no, a compared attribute).
+    sentence to the question, relative to the best sentence read (0..1). confidence: the chosen span's
+    softmax share among the question's candidates (0..1); None for answers decided by a rule (yes / no, a
+    compared attribute), which have no candidates to be measured against.
     """
 
     text: str

@@ -1,12 +1,9 @@
 """Fast unit tests of the reader's model-free parts ."""
 
 import numpy as np
-import pytest
 
 from cragraph.reader.decode import best_spans, clean_span
-from cragraph.reader.inputs import Encoded, Scored
 from cragraph.reader.questions import question_form
-from cragraph.reader.reader import span_probability
 from cragraph.reader.types import Passage
 from cragraph.reader.window import build_context
 
@@ -110,26 +107,3 @@ def test_a_reranker_fitted_on_other_features_is_refused(tmp_path) -> None:
     (tmp_path / "config.json").write_text(json.dumps(config))
     with pytest.raises(ReaderWeightsError, match="re-ranker"):
         read_weights(tmp_path)
-
-
-def _scored(start: list[float], end: list[float], context: tuple[int, int]) -> Scored:
-    n = len(start)
-    encoded = Encoded(np.zeros(n, dtype=np.int64), np.full((n, 2), -1, dtype=np.int32), *context)
-    return Scored(None, encoded, np.array(start, dtype=np.float32), np.array(end, dtype=np.float32))  # type: ignore[arg-type]
-
-
-def test_confidence_is_the_span_probability_over_the_context_and_no_answer() -> None:
-    # tokens: 0 = the no-answer position, 1-2 the question, 3-6 the context, 7 the closing separator
-    start = [0.0, 9.0, 9.0, 4.0, 1.0, 0.0, 0.0, 9.0]
-    end = [0.0, 9.0, 9.0, 1.0, 4.0, 0.0, 0.0, 9.0]
-    scored = _scored(start, end, (3, 7))
-    kept = [0, 3, 4, 5, 6]  # question and separator logits do not count
-    p_start = np.exp(start[3]) / np.exp(np.array(start)[kept]).sum()
-    p_end = np.exp(end[4]) / np.exp(np.array(end)[kept]).sum()
-    assert span_probability(scored, start[3] + end[4]) == pytest.approx(p_start * p_end, rel=1e-5)
-    # the reader leaning towards "no answer here" lowers it; rivals the window lacks do not raise it
-    leaning = _scored([5.0, *start[1:]], [5.0, *end[1:]], (3, 7))
-    assert span_probability(leaning, start[3] + end[4]) < span_probability(scored, start[3] + end[4]) / 2
-    shorter = _scored(start[:6] + [9.0], end[:6] + [9.0], (3, 6))  # one weak context token fewer
-    assert span_probability(shorter, 8.0) == pytest.approx(span_probability(scored, 8.0), rel=0.05)
-    assert 0.0 < span_probability(scored, -50.0) < 1e-9 and span_probability(scored, 1e3) == 1.0
