@@ -42,6 +42,7 @@ def test_only_questions_every_language_has_count_and_chinese_counts_in_both_scri
     assert _both_scripts(["谁建造了这座桥？"]) == ["谁建造了这座桥？", "誰建造了這座橋？"]
 
     path = write_query_means(tmp_path / "means", str(tiny_embedder_dir), tmp_path / "data")
+    assert path.name == str(tiny_embedder_dir).replace("/", "__") + ".npz"
     model = load_embedder(str(tiny_embedder_dir))
     with np.load(path) as means:
         assert sorted(means.files) == ["en", "ru", "zh"]
