@@ -98,9 +98,9 @@ class RelevanceFeatures:
     def _embedding_cache(self) -> Any:
         with self._lock:
             if self._cache is None:
-                from stores.embed_cache import EmbeddingCache
+                from stores.embed_cache import shared_cache
 
-                self._cache = EmbeddingCache()
+                self._cache = shared_cache()
             return self._cache
 
     def features(self, question: str, passages: Sequence[str],
