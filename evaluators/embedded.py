@@ -38,7 +38,6 @@ class RelevanceFeatures:
         self.use_embedding_cache = use_embedding_cache
         self._embedder: Any = embedder
         self._pieces: StaticPieces | None = None
-        self._cache: Any = None
         self._memo: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -59,7 +58,7 @@ class RelevanceFeatures:
     def passage_vectors(self, passages: Sequence[str]) -> np.ndarray:
         """e5 passage vectors: this process's memo, then the shared embedding cache (read only, so strips and
         web passages do not fill it), then the model for whatever is left."""
-        from stores.embed_cache import content_hash, model_key
+        from stores.embed_cache import content_hash, model_key, shared_cache
 
         embedder = self.embedder
         hashes = [content_hash(p) for p in passages]
@@ -67,7 +66,7 @@ class RelevanceFeatures:
             found = {h: self._memo[h] for h in hashes if h in self._memo}
         missing = [h for h in dict.fromkeys(hashes) if h not in found]
         if missing and self.use_embedding_cache:
-            found.update(self._embedding_cache().lookup(model_key(embedder), missing))
+            found.update(shared_cache().lookup(model_key(embedder), missing))
             missing = [h for h in missing if h not in found]
         if missing:
             text_of = dict(zip(hashes, passages, strict=True))
@@ -94,14 +93,6 @@ class RelevanceFeatures:
         with self._lock:
             self._memo[key] = vector
         return vector
-
-    def _embedding_cache(self) -> Any:
-        with self._lock:
-            if self._cache is None:
-                from stores.embed_cache import shared_cache
-
-                self._cache = shared_cache()
-            return self._cache
 
     def features(self, question: str, passages: Sequence[str],
                  query_vector: np.ndarray | None = None) -> np.ndarray:

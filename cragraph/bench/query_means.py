@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from cragraph.bench.training_data import XQUAD, XQUAD_LANGUAGES, default_data_root, xquad_subset
+from cragraph.retrieval.crosslingual import means_file
 
 SOURCE = "SOURCE.md"
 
@@ -45,9 +46,9 @@ def _both_scripts(chinese: list[str]) -> list[str]:
 
 
 def write_query_means(out: Path, embedder: str = "e5-small", data_root: Path | None = None) -> Path:
-    """Embed the parallel training questions with `embedder`, write OUT/<embedder>.npz (named by its canonical
-    name, the one cross-lingual search looks up) and a SOURCE.md."""
-    from cragraph.models.embedder import canonical_name, load_embedder
+    """Embed the parallel training questions with `embedder`, write its means file (the name cross-lingual search
+    looks up) and a SOURCE.md into OUT."""
+    from cragraph.models.embedder import load_embedder
 
     data_root = data_root or default_data_root()
     questions = parallel_questions(data_root)
@@ -56,7 +57,7 @@ def write_query_means(out: Path, embedder: str = "e5-small", data_root: Path | N
                                   dtype=np.float32).mean(axis=0)
              for language, texts in questions.items()}
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{canonical_name(embedder).replace('/', '__')}.npz"
+    path = means_file(out, embedder)
     np.savez(path, **means)
     count = len(next(iter(questions.values())))
     (out / SOURCE).write_text(

@@ -181,6 +181,10 @@ class OpenVinoSession:
         results = self.compiled(feeds)
         return [np.asarray(results[self.compiled.output(name)]) for name in names]
 
+    def get_providers(self) -> list[str]:
+        """What runs the graph, in ONNX Runtime's terms (reports name the runtime and its precision)."""
+        return [f"OpenVINO CPU ({self.precision})"]
+
 
 class OnnxRunner:
     """An ONNX Runtime (or OpenVINO) session plus the folder's tokenizer: texts in, L2-normalized float32 rows out."""

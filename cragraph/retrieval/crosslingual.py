@@ -125,11 +125,16 @@ def crosslingual(bundle: Any, question: str) -> CrossLingual | None:
                                                                           tuple(scripts)))
 
 
+def means_file(folder: Path, embedder: str) -> Path:
+    """Where `embedder`'s means live in `folder`: named by its canonical name, so every alias finds them."""
+    return folder / f"{canonical_name(embedder).replace('/', '__')}.npz"
+
+
 @functools.lru_cache(maxsize=8)
 def query_means(embedder: str) -> dict[str, np.ndarray]:
     """Language -> mean question vector computed for `embedder` (any of its aliases); {} when none was, or when
     its file is damaged (said once as a warning: searches go on unmoved)."""
-    path = QUERY_MEANS / f"{canonical_name(embedder).replace('/', '__')}.npz"
+    path = means_file(QUERY_MEANS, embedder)
     if not path.is_file():
         return {}
     try:

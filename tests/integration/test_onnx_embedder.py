@@ -64,6 +64,7 @@ def test_openvino_gives_the_sentence_transformers_vectors(torch_e5) -> None:
     assert (openvino.embed_queries(queries) * torch_e5.embed_queries(queries)).sum(axis=1).min() >= 0.999
     one_by_one = np.stack([openvino.embed_passages([p])[0] for p in MIXED])
     np.testing.assert_allclose(openvino.embed_passages(MIXED, batch_size=4), one_by_one, atol=2e-3)
+    assert openvino.runner.providers == [f"OpenVINO CPU ({openvino.runner.session.precision})"]  # embed-speed reports
 
 
 def test_onnx_int8_is_close_and_rows_keep_their_order(torch_e5) -> None:
