@@ -104,6 +104,7 @@ class Context:
     retrieval_max_query_chars: int = mirrored(RetrievalSettings, "max_query_chars")
     graph_damping: float = mirrored(GraphSettings, "damping")
     graph_seed_passages: int = mirrored(GraphSettings, "seed_passages")
+    graph_second_hop: bool = mirrored(GraphSettings, "second_hop")
     # ---- retrieval techniques (cragraph.retrieval.techniques) --------------------------------------------------
     strategy: Literal["manual", "auto"] = _setting(
         "manual",

@@ -6,6 +6,11 @@ it), spreads along mention, co-occurrence, synonym and neighbour edges (stores.e
 ranked by the mass they end with. A passage two hops away through a shared, rare entity (the bridge of a
 multi-hop question) rises; one that only resembles the question's words falls. The plan runtime's
 GRAPH_EXPAND step runs the same walk seeded from a plan's merged evidence.
+
+The walk reaches a bridge's second passage only through a name both passages carry. The second hop searches
+for it by meaning as well: the walk's best passage is appended to the question and searched again (dense), as
+multi-hop dense retrieval does with a question and its first hop, and that list is fused with the walk's by
+reciprocal rank fusion (README "The graph retrieval mode").
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from cragraph.retrieval.fusion import ranked, reciprocal_rank_fusion
 from cragraph.retrieval.retriever import HybridRetriever
 from cragraph.settings import setting
 from stores.ner import query_entities
@@ -32,6 +38,9 @@ class GraphSettings:
     damping: float = setting(
         0.8, "Share of the walk's mass that follows edges at each step (the rest returns to the seeds).")
     seed_passages: int = setting(5, "How many of the best passages of the list seed the walk.")
+    second_hop: bool = setting(
+        True, "Search again with the walk's best passage appended to the question (dense) and fuse that list with "
+        "the walk's by reciprocal rank fusion: the second hop of a bridge question is named in its first passage.")
 
 
 @dataclass
@@ -67,15 +76,36 @@ def graph_rerank(retriever: HybridRetriever, question: str, language: str, hits:
     if not len(rows):
         return GraphRanking(list(hits)[:k], "nothing to start the walk from: kept the hybrid ranking", walked=False)
     found = {hit.chunk.id: hit for hit in hits}
-    ranked = []
+    walked: list[Hit] = []
     for chunk, score in zip(retriever.bundle.docstore.get(rows[:k].tolist()), mass[:k].tolist(), strict=True):
         before = found.get(chunk.id)
         scores_of = {**(before.scores if before else {}), "ppr": score}
         sources = [*(before.sources if before else []), "graph"]
-        ranked.append(Hit(chunk=chunk, score=score, scores=scores_of, sources=sources))
+        walked.append(Hit(chunk=chunk, score=score, scores=scores_of, sources=sources))
     if entities:
         note = f"graph walk from {len(row_seeds)} passages and the entities {[graph.entities[i] for i in entities]}"
     else:
         why = f"no entity of {names} is in the graph" if names else "the question names no entity"
         note = f"graph walk from {len(row_seeds)} passages alone ({why})"
-    return GraphRanking(ranked, note)
+    if settings.second_hop and walked:
+        walked = second_hop(retriever, question, walked, k, filters)
+        note += "; second hop: the question with the walk's best passage searched again, fused by rank"
+    return GraphRanking(walked, note)
+
+
+def second_hop(retriever: HybridRetriever, question: str, walked: Sequence[Hit], k: int,
+               filters: Mapping[str, Any] | None = None) -> list[Hit]:
+    """`walked` fused by reciprocal rank with a dense search for the question followed by the walk's best
+    passage (cut to the retriever's query limit; the embedder reads the question first either way)."""
+    room = retriever.settings.max_query_chars - len(question) - 1
+    query = f"{question}\n{walked[0].chunk.text[:max(room, 0)]}"
+    found = retriever.search(query, k=k, mode="dense", filters=filters)
+    by_id = {hit.chunk.id: hit for hit in walked}
+    for hit in found:
+        before = by_id.get(hit.chunk.id)
+        by_id[hit.chunk.id] = Hit(chunk=hit.chunk, score=0.0,
+                                  scores={**(before.scores if before else {}), "second_hop": hit.score},
+                                  sources=[*(before.sources if before else []), "second_hop"])
+    fused = reciprocal_rank_fusion([[hit.chunk.id for hit in walked], [hit.chunk.id for hit in found]])
+    return [Hit(chunk=by_id[c].chunk, score=fused[c], scores=by_id[c].scores, sources=by_id[c].sources)
+            for c in ranked(fused)[:k]]

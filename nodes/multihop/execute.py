@@ -8,6 +8,7 @@ Hit.to_dict() records (`evidence_hits`), best first, at most the plan's max_evid
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -80,6 +81,9 @@ def plan_runtime(
 
 
 def graph_expander(retriever: HybridRetriever, graph: GraphSettings, filters: dict[str, Any] | None) -> ExpandFn:
+    """GRAPH_EXPAND's walk without the walk's own second hop: a plan makes its hops with its sub-questions."""
+    graph = replace(graph, second_hop=False)
+
     def expand(question: str, hits: list[Hit], k: int) -> tuple[list[Hit], str]:
         walked = graph_rerank(retriever, question, language_of(question), hits, k, graph, filters or None)
         return walked.hits, walked.note

@@ -1,8 +1,10 @@
-"""The graph retrieval mode over a real tiny bundle: the bridge passage rises, filters hold, no graph says so."""
+"""The graph retrieval mode over a real tiny bundle: the bridge passage rises, filters hold, no graph says so,
+and the second hop searches with the walk's best passage and fuses by rank."""
 
 
 import pytest
 
+from cragraph.retrieval.fusion import reciprocal_rank_fusion
 from cragraph.retrieval.graph_walk import GraphSettings, graph_rerank
 from cragraph.retrieval.retriever import HybridRetriever
 from stores.bundle import IndexBundle
@@ -33,7 +35,7 @@ def _film_first(retriever):
 
 def test_the_walk_brings_the_bridge_passage_next_to_its_seed(retriever):
     walked = graph_rerank(retriever, QUESTION, "en", _film_first(retriever), k=4,
-                          settings=GraphSettings(seed_passages=1))
+                          settings=GraphSettings(seed_passages=1, second_hop=False))
     docs = [h.chunk.doc_id for h in walked.hits]
     assert docs[:2] == ["film", "director"], "Mara Quell links the film page to the director's page"
     assert all("ppr" in h.scores and "graph" in h.sources for h in walked.hits)
@@ -43,7 +45,7 @@ def test_the_walk_brings_the_bridge_passage_next_to_its_seed(retriever):
 def test_rows_the_filter_excludes_are_never_returned(retriever):
     walked = graph_rerank(retriever, QUESTION, "en", _film_first(retriever), k=4,
                           settings=GraphSettings(seed_passages=1), filters={"team": "a"})
-    assert "director" not in [h.chunk.doc_id for h in walked.hits]
+    assert "director" not in [h.chunk.doc_id for h in walked.hits], "neither the walk nor the second hop returns it"
 
 
 def test_without_a_graph_the_list_is_kept_and_the_note_says_why(retriever):
@@ -55,6 +57,45 @@ def test_without_a_graph_the_list_is_kept_and_the_note_says_why(retriever):
 
 
 def test_a_question_naming_no_known_entity_walks_from_its_passages_and_says_so(retriever):
-    walked = graph_rerank(retriever, "what about ships?", "en", retriever.search("ships", k=2), k=4)
+    walked = graph_rerank(retriever, "what about ships?", "en", retriever.search("ships", k=2), k=4,
+                          settings=GraphSettings(second_hop=False))
     assert walked.hits
     assert walked.note.startswith("graph walk from 2 passages alone (")
+
+
+class _Spy:
+    """The real search, with each call's query and answer kept."""
+
+    def __init__(self, retriever):
+        self.search, self.calls = retriever.search, []
+        retriever.search = self
+
+    def __call__(self, query, **kwargs):
+        hits = self.search(query, **kwargs)
+        self.calls.append((query, kwargs, hits))
+        return hits
+
+
+def test_the_second_hop_searches_the_question_with_the_walks_best_passage_and_fuses_by_rank(retriever):
+    first = _film_first(retriever)
+    alone = graph_rerank(retriever, QUESTION, "en", first, k=4, settings=GraphSettings(second_hop=False))
+    spy = _Spy(retriever)
+    walked = graph_rerank(retriever, QUESTION, "en", first, k=4)
+    (query, kwargs, found), = spy.calls
+    assert query == f"{QUESTION}\n{alone.hits[0].chunk.text}" and kwargs["mode"] == "dense"
+    fused = reciprocal_rank_fusion([[h.chunk.id for h in alone.hits], [h.chunk.id for h in found]])
+    assert [h.chunk.id for h in walked.hits] == sorted(fused, key=lambda c: (-fused[c], c))[:4]
+    assert [h.score for h in walked.hits] == [fused[h.chunk.id] for h in walked.hits]
+    for hit in walked.hits:
+        assert ("second_hop" in hit.sources) == (hit.chunk.id in {h.chunk.id for h in found})
+        assert ("ppr" in hit.scores) == (hit.chunk.id in {h.chunk.id for h in alone.hits})
+    assert "second hop" in walked.note
+
+
+def test_the_second_hop_query_stays_within_the_query_limit(retriever):
+    retriever.settings.max_query_chars = len(QUESTION) + 10
+    first = _film_first(retriever)
+    spy = _Spy(retriever)
+    graph_rerank(retriever, QUESTION, "en", first, k=4)
+    (query, _, _), = spy.calls
+    assert len(query) == len(QUESTION) + 10 and query.startswith(QUESTION + "\n")
