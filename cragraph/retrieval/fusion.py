@@ -7,16 +7,20 @@ gets nothing from it (no synthetic rank). Score fusion min-max normalizes each l
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
 import numpy as np
 
+Key = TypeVar("Key", int, str)
+"""What a list ranks: docstore rows, or chunk ids."""
+
 
 def reciprocal_rank_fusion(
-    ranked_lists: Sequence[Sequence[int]], k: int = 60, weights: Sequence[float] | None = None
-) -> dict[int, float]:
+    ranked_lists: Sequence[Sequence[Key]], k: int = 60, weights: Sequence[float] | None = None
+) -> dict[Key, float]:
     """sum_l w_l / (k + rank_l(d)) over the lists that contain d."""
     weights = weights if weights is not None else [1.0] * len(ranked_lists)
-    fused: dict[int, float] = {}
+    fused: dict[Key, float] = {}
     for ranked, weight in zip(ranked_lists, weights, strict=True):
         for rank, doc in enumerate(ranked, start=1):
             fused[doc] = fused.get(doc, 0.0) + weight / (k + rank)
@@ -42,6 +46,6 @@ def weighted_score_fusion(lists: Sequence[Mapping[int, float]], weights: Sequenc
     return fused
 
 
-def ranked(fused: Mapping[int, float]) -> list[int]:
+def ranked(fused: Mapping[Key, float]) -> list[Key]:
     """Documents by fused score, ties broken by id so runs are reproducible."""
     return sorted(fused, key=lambda doc: (-fused[doc], doc))
