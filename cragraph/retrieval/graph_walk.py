@@ -97,15 +97,15 @@ def second_hop(retriever: HybridRetriever, question: str, walked: Sequence[Hit],
                filters: Mapping[str, Any] | None = None) -> list[Hit]:
     """`walked` fused by reciprocal rank with a dense search for the question followed by the walk's best
     passage (cut to the retriever's query limit; the embedder reads the question first either way)."""
-    room = retriever.settings.max_query_chars - len(question) - 1
-    query = f"{question}\n{walked[0].chunk.text[:max(room, 0)]}"
+    query = f"{question}\n{walked[0].chunk.text}"[: retriever.settings.max_query_chars]
     found = retriever.search(query, k=k, mode="dense", filters=filters)
-    by_id = {hit.chunk.id: hit for hit in walked}
-    for hit in found:
-        before = by_id.get(hit.chunk.id)
-        by_id[hit.chunk.id] = Hit(chunk=hit.chunk, score=0.0,
-                                  scores={**(before.scores if before else {}), "second_hop": hit.score},
-                                  sources=[*(before.sources if before else []), "second_hop"])
     fused = reciprocal_rank_fusion([[hit.chunk.id for hit in walked], [hit.chunk.id for hit in found]])
-    return [Hit(chunk=by_id[c].chunk, score=fused[c], scores=by_id[c].scores, sources=by_id[c].sources)
-            for c in ranked(fused)[:k]]
+    by_walk, by_hop = {hit.chunk.id: hit for hit in walked}, {hit.chunk.id: hit for hit in found}
+    merged = []
+    for chunk_id in ranked(fused)[:k]:
+        before, again = by_walk.get(chunk_id), by_hop.get(chunk_id)
+        scores = {**(before.scores if before else {}), **({"second_hop": again.score} if again else {})}
+        sources = [*(before.sources if before else []), *(["second_hop"] if again else [])]
+        chunk = (before or by_hop[chunk_id]).chunk
+        merged.append(Hit(chunk=chunk, score=fused[chunk_id], scores=scores, sources=sources))
+    return merged

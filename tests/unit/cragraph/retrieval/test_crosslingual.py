@@ -10,9 +10,8 @@ from langgraph.runtime import Runtime
 
 from cragraph.bench.crosslingual import crosslingual_dataset
 from cragraph.bench.datasets import load_dataset
-from cragraph.models.embedder import canonical_name
 from cragraph.retrieval import crosslingual as module
-from cragraph.retrieval.crosslingual import crosslingual, script_of
+from cragraph.retrieval.crosslingual import crosslingual, means_file, script_of
 from cragraph.retrieval.retriever import HybridRetriever
 from nodes.retrieve import retrieve
 from stores.bundle import IndexBundle
@@ -163,33 +162,37 @@ def test_the_bench_pairs_questions_with_the_parallel_corpus_by_passage_number(tm
         crosslingual_dataset(tmp_path / "en", tmp_path / "zh", out_root=tmp_path / "out")
 
 
-def test_a_cross_lingual_question_vector_moves_from_its_language_mean_to_the_index_languages(english_index, tmp_path,
-                                                                                             monkeypatch):
+@pytest.fixture
+def means_folder(tmp_path, monkeypatch):
+    """An empty folder searched for language means instead of the shipped one (the means cache cleared around)."""
+    monkeypatch.setattr(module, "QUERY_MEANS", tmp_path)
+    module.query_means.cache_clear()
+    yield tmp_path
+    module.query_means.cache_clear()
+
+
+def test_a_cross_lingual_question_vector_moves_from_its_language_mean_to_the_index_languages(english_index,
+                                                                                             means_folder):
     bundle = IndexBundle.open(english_index)
     retriever = HybridRetriever(bundle)
     question = bundle.embedder.embed_queries([RUSSIAN])[0]
     rng = np.random.default_rng(0)
     en, ru = (0.1 * rng.normal(size=question.shape[0])).astype(np.float32), np.zeros_like(question)
     ru[0] = 0.2
-    np.savez(tmp_path / f"{canonical_name(bundle.settings.embedder).replace('/', '__')}.npz", en=en, ru=ru)
-    monkeypatch.setattr(module, "QUERY_MEANS", tmp_path)
-    module.query_means.cache_clear()
-    try:
-        crossing = retriever.crosslingual(RUSSIAN)
-        assert crossing is not None and np.allclose(crossing.offset, en - ru)
-        assert "question vector moved from its language's mean to the index's" in crossing.note
-        moved = (question + en - ru) / np.linalg.norm(question + en - ru)
-        chunk_cosine = {h.chunk.id: h.score for h in retriever.dense_search(moved, k=100)}
-        for hit in retriever.search(RUSSIAN, k=100):  # dense side and best sentences both use the moved vector
-            sentences = split_sentences(hit.chunk.text, language_of(hit.chunk.text))
-            best = float((bundle.embedder.embed_passages(sentences) @ moved).max())
-            assert hit.score == pytest.approx(0.5 * chunk_cosine[hit.chunk.id] + 0.5 * best, abs=1e-5)
-        chinese = retriever.crosslingual(CHINESE)  # no Chinese mean in this file: searched unmoved, and said
-        assert chinese is not None and chinese.offset is None
-        assert "no language means for this embedder or language: question vector not moved" in chinese.note
-        assert np.array_equal(chinese.moved(question[None]), question[None])
-    finally:
-        module.query_means.cache_clear()
+    np.savez(means_file(means_folder, bundle.settings.embedder), en=en, ru=ru)
+    crossing = retriever.crosslingual(RUSSIAN)
+    assert crossing is not None and np.allclose(crossing.offset, en - ru)
+    assert "question vector moved from its language's mean to the index's" in crossing.note
+    moved = (question + en - ru) / np.linalg.norm(question + en - ru)
+    chunk_cosine = {h.chunk.id: h.score for h in retriever.dense_search(moved, k=100)}
+    for hit in retriever.search(RUSSIAN, k=100):  # dense side and best sentences both use the moved vector
+        sentences = split_sentences(hit.chunk.text, language_of(hit.chunk.text))
+        best = float((bundle.embedder.embed_passages(sentences) @ moved).max())
+        assert hit.score == pytest.approx(0.5 * chunk_cosine[hit.chunk.id] + 0.5 * best, abs=1e-5)
+    chinese = retriever.crosslingual(CHINESE)  # no Chinese mean in this file: searched unmoved, and said
+    assert chinese is not None and chinese.offset is None
+    assert "no language means for this embedder or language: question vector not moved" in chinese.note
+    assert np.array_equal(chinese.moved(question[None]), question[None])
 
 
 def test_the_shipped_means_cover_the_packaged_multilingual_embedder_by_any_of_its_names():
@@ -204,15 +207,10 @@ def test_the_shipped_means_cover_the_packaged_multilingual_embedder_by_any_of_it
                        module.query_means("e5-small")["en"] - module.query_means("e5-small")["zh"])
 
 
-def test_damaged_means_warn_and_leave_the_question_unmoved(english_index, tmp_path, monkeypatch):
+def test_damaged_means_warn_and_leave_the_question_unmoved(english_index, means_folder):
     bundle = IndexBundle.open(english_index)
-    (tmp_path / f"{canonical_name(bundle.settings.embedder).replace('/', '__')}.npz").write_bytes(b"not a zip")
-    monkeypatch.setattr(module, "QUERY_MEANS", tmp_path)
-    module.query_means.cache_clear()
-    try:
-        with pytest.warns(UserWarning, match="damaged"):
-            crossing = HybridRetriever(bundle).crosslingual(RUSSIAN)
-        assert crossing is not None and crossing.offset is None
-        assert HybridRetriever(bundle).search(RUSSIAN, k=3)
-    finally:
-        module.query_means.cache_clear()
+    means_file(means_folder, bundle.settings.embedder).write_bytes(b"not a zip")
+    with pytest.warns(UserWarning, match="damaged"):
+        crossing = HybridRetriever(bundle).crosslingual(RUSSIAN)
+    assert crossing is not None and crossing.offset is None
+    assert HybridRetriever(bundle).search(RUSSIAN, k=3)

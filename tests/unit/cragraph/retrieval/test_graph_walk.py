@@ -99,3 +99,12 @@ def test_the_second_hop_query_stays_within_the_query_limit(retriever):
     graph_rerank(retriever, QUESTION, "en", first, k=4)
     (query, _, _), = spy.calls
     assert len(query) == len(QUESTION) + 10 and query.startswith(QUESTION + "\n")
+
+
+def test_a_question_at_the_query_limit_gets_its_second_hop_without_a_passage(retriever):
+    retriever.settings.max_query_chars = len(QUESTION)
+    first = _film_first(retriever)
+    spy = _Spy(retriever)
+    walked = graph_rerank(retriever, QUESTION, "en", first, k=4)
+    (query, _, _), = spy.calls
+    assert query == QUESTION and walked.hits
