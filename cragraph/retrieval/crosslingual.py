@@ -20,6 +20,11 @@ answers it, so the dense head (SENTENCE_RESCORED passages) is then re-scored by 
 chunk cosine, half best-sentence cosine: the weight chosen on xquad_train). Sentence vectors are embedded at
 query time and kept in the embedding cache, so each sentence is embedded once.
 
+BM25 gets a say again through a dictionary: a Chinese question over an index with Latin-script documents is also
+searched by BM25 with its English glosses (cragraph.retrieval.glosses, CC-CEDICT), and that list is added to the
+dense scores with GLOSS_WEIGHT (chosen on xquad_train). Names the dictionary lacks are lost, so the glosses only
+re-order what the dense search already ranks.
+
 The index's scripts are read once per opened bundle (the distinct `language` values of its chunks, one chunk's
 text per language) and read again only after the bundle changed.
 """
@@ -41,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from cragraph.models.embedder import canonical_name
+from cragraph.retrieval.glosses import DictionaryError, english_glosses
 from stores.embed_cache import embed_passages_cached
 from stores.text import language_of, split_sentences
 
@@ -48,6 +54,8 @@ _SAMPLE_CHUNKS = 3  # chunks per language whose letters decide that language's s
 SENTENCE_RESCORED = 20
 """Passages of a cross-lingual question's dense list whose sentences are embedded and compared with it."""
 SENTENCE_WEIGHT = 0.5
+GLOSS_WEIGHT = 0.4
+"""Share of the BM25 list of a Chinese question's English glosses in its cross-lingual ranking (min-max scale)."""
 QUERY_MEANS = Path(__file__).resolve().parent / "query_means"
 """<embedder>.npz per embedder: language code -> mean question vector (`cragraph bench query-means`)."""
 _SCRIPT_NAMES = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HALFWIDTH": "CJK", "FULLWIDTH": "LATIN"}
@@ -64,6 +72,8 @@ class CrossLingual:
     index_languages: tuple[str, ...]
     offset: np.ndarray | None = field(default=None, compare=False, repr=False)
     """Index languages' mean question vector minus the question language's; None: no means for them."""
+    glosses: str = ""
+    """The question's English glosses for BM25 (a Chinese question over Latin-script documents); "" otherwise."""
 
     def moved(self, vectors: np.ndarray) -> np.ndarray:
         """Question vectors moved by the language offset and normalized again (unchanged without one)."""
@@ -78,8 +88,10 @@ class CrossLingual:
         script = self.question_script if self.question_script == "CJK" else self.question_script.title()
         moved = ("question vector moved from its language's mean to the index's" if self.offset is not None
                  else "no language means for this embedder or language: question vector not moved")
+        lexical = (f"BM25 over its English dictionary glosses ({self.glosses!r}) added" if self.glosses
+                   else "dense only, BM25 cannot match its words")
         return (f"cross-lingual: {self.question_language} question ({script} script), index in "
-                f"{', '.join(self.index_languages)}: dense only, BM25 cannot match its words; {moved}; the best "
+                f"{', '.join(self.index_languages)}: {lexical}; {moved}; the best "
                 f"{SENTENCE_RESCORED} passages re-scored by their best sentence")
 
 
@@ -121,8 +133,18 @@ def crosslingual(bundle: Any, question: str) -> CrossLingual | None:
     if script is None or not scripts or script in scripts.values():
         return None
     language = language_of(question)
+    glosses = _glosses(question) if script == "CJK" and "LATIN" in scripts.values() else ""
     return CrossLingual(language, script, tuple(scripts), language_offset(bundle.settings.embedder, language,
-                                                                          tuple(scripts)))
+                                                                          tuple(scripts)), glosses)
+
+
+def _glosses(question: str) -> str:
+    """The question's English glosses, or "" with a warning when the dictionary cannot be read (dense only)."""
+    try:
+        return english_glosses(question)
+    except DictionaryError as error:
+        warnings.warn(f"{error}; Chinese questions over English documents are searched dense only", stacklevel=3)
+        return ""
 
 
 def means_file(folder: Path, embedder: str) -> Path:
@@ -174,6 +196,21 @@ def best_sentence_rescored(bundle: Any, vector: np.ndarray, scores: dict[int, fl
         start += len(found)
         rescored[row] = (1 - SENTENCE_WEIGHT) * scores[row] + SENTENCE_WEIGHT * best
     return rescored
+
+
+def with_gloss_matches(scores: dict[int, float], glossed: dict[int, float],
+                       weight: float = GLOSS_WEIGHT) -> dict[int, float]:
+    """`scores` plus the gloss BM25 list, as (1 - weight) * min-max(scores) + weight * bm25 / its best, kept on
+    the scale of `scores` (their range): a row only BM25 found starts from the lowest score."""
+    best = max(glossed.values(), default=0.0)
+    if not scores or best <= 0:
+        return scores
+    low, high = min(scores.values()), max(scores.values())
+    scale = (high - low if high > low else 1.0) * weight / (1 - weight)
+    mixed = dict(scores)
+    for row, value in glossed.items():
+        mixed[row] = mixed.get(row, low) + scale * max(value, 0.0) / best
+    return mixed
 
 
 def _sentence_vectors(embedder: Any, sentences: list[str]) -> np.ndarray:

@@ -12,7 +12,7 @@ from typing import Any, Literal
 import numpy as np
 
 from cragraph.retrieval.access import restrict
-from cragraph.retrieval.crosslingual import CrossLingual, best_sentence_rescored, crosslingual
+from cragraph.retrieval.crosslingual import CrossLingual, best_sentence_rescored, crosslingual, with_gloss_matches
 from cragraph.retrieval.fusion import ranked, reciprocal_rank_fusion, weighted_score_fusion
 from cragraph.retrieval.metadata import check_filter_fields
 from cragraph.settings import setting
@@ -109,6 +109,9 @@ class HybridRetriever:
             fused, alphas = _mean_of(bm25_lists or dense_lists), [1.0] if crossing else []
         if crossing:
             fused = best_sentence_rescored(self.bundle, vectors[0], fused)
+            if crossing.glosses:
+                bm25_lists = [self._bm25(crossing.glosses, pool, allowed)]
+                fused = with_gloss_matches(fused, bm25_lists[0])
         return self._hits(ranked(fused)[:k], fused, bm25_lists, dense_lists, alphas)
 
     def crosslingual(self, question: str) -> CrossLingual | None:

