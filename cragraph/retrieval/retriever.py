@@ -12,7 +12,13 @@ from typing import Any, Literal
 import numpy as np
 
 from cragraph.retrieval.access import restrict
-from cragraph.retrieval.crosslingual import CrossLingual, best_sentence_rescored, crosslingual, with_gloss_matches
+from cragraph.retrieval.crosslingual import (
+    CrossLingual,
+    best_sentence_rescored,
+    crosslingual,
+    passage_gloss_matches,
+    with_gloss_matches,
+)
 from cragraph.retrieval.fusion import ranked, reciprocal_rank_fusion, weighted_score_fusion
 from cragraph.retrieval.metadata import check_filter_fields
 from cragraph.settings import setting
@@ -111,6 +117,9 @@ class HybridRetriever:
             fused = best_sentence_rescored(self.bundle, vectors[0], fused)
             if crossing.glosses:
                 bm25_lists = [self._bm25(crossing.glosses, pool, allowed)]
+            elif crossing.passage_glosses:
+                bm25_lists = [passage_gloss_matches(self.bundle, queries[0], fused)]
+            if bm25_lists:
                 fused = with_gloss_matches(fused, bm25_lists[0])
         return self._hits(ranked(fused)[:k], fused, bm25_lists, dense_lists, alphas)
 

@@ -1,6 +1,7 @@
 """Cross-lingual questions on tiny indexes: a Russian question over an English-only index is searched dense only,
-a Chinese one adds BM25 over its English dictionary glosses, and the retrieve node says why; a mixed en + ru index
-keeps BM25; the index's scripts are read once per bundle and again after it changed."""
+a Chinese one adds BM25 over its English dictionary glosses (an English one over Chinese passages, BM25 over the
+passages' glosses), and the retrieve node says why; a mixed en + ru index keeps BM25; the index's scripts are
+read once per bundle and again after it changed."""
 
 from __future__ import annotations
 
@@ -14,7 +15,13 @@ from cragraph.bench.crosslingual import crosslingual_dataset
 from cragraph.bench.datasets import load_dataset
 from cragraph.retrieval import crosslingual as module
 from cragraph.retrieval import glosses
-from cragraph.retrieval.crosslingual import crosslingual, means_file, script_of, with_gloss_matches
+from cragraph.retrieval.crosslingual import (
+    crosslingual,
+    means_file,
+    passage_gloss_matches,
+    script_of,
+    with_gloss_matches,
+)
 from cragraph.retrieval.glosses import english_glosses
 from cragraph.retrieval.retriever import HybridRetriever
 from nodes.retrieve import retrieve
@@ -80,10 +87,36 @@ def test_a_chinese_question_over_an_english_index_adds_bm25_over_its_english_glo
     assert "bm25:0" in river.sources and river.scores["bm25"] > 0  # "river" is in the Volga's text
 
 
+CHINESE_DOCS = [
+    {"id": "changjiang", "title": "长江", "text": "长江是中国最长的河流。它流入东海。"},
+    {"id": "beijing", "title": "北京", "text": "北京是中国的首都。故宫在北京。"},
+    {"id": "panda", "title": "大熊猫", "text": "大熊猫吃竹子。它们生活在四川的山里。"},
+]
+
+
+def test_an_english_question_over_a_chinese_index_is_matched_against_its_passages_glosses(tmp_path,
+                                                                                          tiny_embedder_dir):
+    bundle = IndexBundle.open(build_tiny_index(tmp_path, tiny_embedder_dir, CHINESE_DOCS))
+    retriever = HybridRetriever(bundle)
+    question = "Which river is the longest in China?"
+    crossing = retriever.crosslingual(question)
+    assert crossing is not None and crossing.passage_glosses and crossing.glosses == ""
+    assert "BM25 of it over the English dictionary glosses of the best 20 passages" in crossing.note
+    dense_only = {h.chunk.id: h.score for h in _without_glosses(retriever, question)}
+    rows = bundle.docstore.rows_of(list(dense_only))
+    by_row = {rows[i]: v for i, v in dense_only.items()}
+    matched = passage_gloss_matches(bundle, question, by_row)
+    river = rows[next(h.chunk.id for h in retriever.search(question, k=10) if h.chunk.doc_id == "changjiang")]
+    assert max(matched, key=matched.get) == river  # "river", "long", "China" are in its glosses
+    hits = retriever.search(question, k=10)
+    assert {rows[h.chunk.id]: h.score for h in hits} == pytest.approx(with_gloss_matches(by_row, matched))
+    assert hits[0].chunk.doc_id == "changjiang" and "bm25:0" in hits[0].sources
+
+
 def _without_glosses(retriever, question):
     crossing = retriever.crosslingual(question)
     original = retriever.crosslingual
-    retriever.crosslingual = lambda q: replace(crossing, glosses="")
+    retriever.crosslingual = lambda q: replace(crossing, glosses="", passage_glosses=False)
     try:
         return retriever.search(question, k=100)
     finally:
