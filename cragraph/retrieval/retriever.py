@@ -13,6 +13,7 @@ import numpy as np
 
 from cragraph.retrieval.access import restrict
 from cragraph.retrieval.crosslingual import (
+    GLOSS_WEIGHT,
     CrossLingual,
     best_sentence_rescored,
     crosslingual,
@@ -98,7 +99,8 @@ class HybridRetriever:
             return []
         pool = max(self.settings.pool, k)
         # A question in a script none of the index's languages use: BM25 cannot match its words (measured on
-        # xquad_train: no BM25 weight beat none), so hybrid runs dense only (cragraph.retrieval.crosslingual).
+        # xquad_train: no BM25 weight beat none), so hybrid runs dense, plus BM25 over dictionary glosses between
+        # Chinese and English (cragraph.retrieval.crosslingual).
         crossing = self.crosslingual(queries[0]) if mode == "hybrid" else None
         if crossing:
             mode = "dense"
@@ -111,7 +113,7 @@ class HybridRetriever:
             dense_lists = [self._dense(v, pool, allowed) for v in vectors]
         if mode == "hybrid":
             fused, alphas = self._fuse(queries, bm25_lists, dense_lists, vectors)
-        else:  # a cross-lingual hybrid search says its dense weight, 1
+        else:  # a cross-lingual hybrid search says its dense weight: 1, less the glosses' share when they run
             fused, alphas = _mean_of(bm25_lists or dense_lists), [1.0] if crossing else []
         if crossing:
             fused = best_sentence_rescored(self.bundle, vectors[0], fused)
@@ -121,6 +123,7 @@ class HybridRetriever:
                 bm25_lists = [passage_gloss_matches(self.bundle, queries[0], fused)]
             if bm25_lists:
                 fused = with_gloss_matches(fused, bm25_lists[0])
+                alphas = [1.0 - GLOSS_WEIGHT]
         return self._hits(ranked(fused)[:k], fused, bm25_lists, dense_lists, alphas)
 
     def crosslingual(self, question: str) -> CrossLingual | None:

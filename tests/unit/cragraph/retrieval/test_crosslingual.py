@@ -111,6 +111,7 @@ def test_an_english_question_over_a_chinese_index_is_matched_against_its_passage
     hits = retriever.search(question, k=10)
     assert {rows[h.chunk.id]: h.score for h in hits} == pytest.approx(with_gloss_matches(by_row, matched))
     assert hits[0].chunk.doc_id == "changjiang" and "bm25:0" in hits[0].sources
+    assert all(h.scores["alpha"] == pytest.approx(1 - module.GLOSS_WEIGHT) for h in hits)
 
 
 def _without_glosses(retriever, question):
