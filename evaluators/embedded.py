@@ -23,9 +23,14 @@ import numpy as np
 from evaluators.base import RelevanceEvaluator, lazy_embedder
 from evaluators.features import FEATURE_NAMES, StaticPieces, list_features
 from evaluators.head import MLPHead
+from stores.text import language_of, script_of
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 DEFAULT_WEIGHTS = WEIGHTS_DIR / "embedded-e5-small-v1.npz"
+CROSS_SCRIPT_WEIGHTS = WEIGHTS_DIR / "embedded-e5-small-crosslingual-v1.npz"
+"""The head for a question and a passage in different languages and scripts (`cragraph train-evaluator
+--crosslingual`): the main head, trained on same-language pairs, leans on word overlap that such a pair cannot
+have, and grades it irrelevant."""
 _VECTOR_MEMO_SIZE = 4096
 
 
@@ -106,12 +111,12 @@ class EmbeddedEvaluator(RelevanceEvaluator):
     """e5-small features + the trained MLP head; the embedder and word-piece table load on first use."""
 
     def __init__(self, weights: str | Path = DEFAULT_WEIGHTS, embedder_name: str = "e5-small",
-                 embedder: Any = None, use_embedding_cache: bool = True) -> None:
+                 embedder: Any = None, use_embedding_cache: bool = True,
+                 cross_script_weights: str | Path | None = CROSS_SCRIPT_WEIGHTS) -> None:
         self.weights = Path(weights)
-        if not self.weights.is_file():
-            raise FileNotFoundError(f"embedded evaluator weights not found: {self.weights}; train them with "
-                                    "`cragraph train-evaluator`")
-        self.head = MLPHead.load(self.weights, expected_features=FEATURE_NAMES)
+        self.head = _load_head(self.weights, "cragraph train-evaluator")
+        self.cross_head = (None if cross_script_weights is None else
+                           _load_head(Path(cross_script_weights), "cragraph train-evaluator --crosslingual"))
         self.extractor = RelevanceFeatures(embedder_name, embedder, use_embedding_cache)
         self.name = "embedded"
 
@@ -126,7 +131,35 @@ class EmbeddedEvaluator(RelevanceEvaluator):
         items = list(passages)
         if not items:
             return []
-        return self.head.scores(self.features(question, items)).tolist()
+        return self._score_batch(question, items)
 
     def _score_batch(self, question: str, passages: list[str]) -> list[float]:
-        return self.head.scores(self.features(question, passages)).tolist()
+        """The main head's scores, and the cross-script head's for passages in another language and script than
+        the question (features are computed over the whole list either way)."""
+        rows = self.features(question, passages)
+        scores = self.head.scores(rows)
+        crossing = cross_lingual(question, passages) if self.cross_head is not None else np.zeros(0, dtype=bool)
+        if crossing.any() and self.cross_head is not None:
+            scores[crossing] = self.cross_head.scores(rows[crossing])
+        return scores.tolist()
+
+
+def cross_lingual(question: str, passages: Sequence[str]) -> np.ndarray:
+    """Per passage: is it written in another script and another language than the question? Both, because a
+    Chinese question full of English names ("Super Bowl 50的MVP是谁？") is mostly Latin letters, and language
+    identification misreads a few short questions; only the pair of the two is a question across languages."""
+    asked_script, asked_language = script_of(question), None
+    crossing = np.zeros(len(passages), dtype=bool)
+    for index, text in enumerate(passages):
+        written = script_of(text)
+        if asked_script is None or written in (None, asked_script):
+            continue
+        asked_language = asked_language or language_of(question)
+        crossing[index] = language_of(text) != asked_language
+    return crossing
+
+
+def _load_head(path: Path, command: str) -> MLPHead:
+    if not path.is_file():
+        raise FileNotFoundError(f"embedded evaluator weights not found: {path}; train them with `{command}`")
+    return MLPHead.load(path, expected_features=FEATURE_NAMES)

@@ -12,6 +12,8 @@ sentence ends), which keeps pysbd, whose cost grows faster than linearly, quick 
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections import Counter
 from functools import cache
 from typing import Any
 
@@ -47,6 +49,20 @@ _SOFT_BREAK = re.compile(r"\n|[.!?][\"'”’»)\]]*\s|[。！？；]+[”’」
 
 
 # ----------------------------------------------------------------------------------------------- language
+
+
+_SCRIPT_NAMES = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HALFWIDTH": "CJK", "FULLWIDTH": "LATIN"}
+
+
+def script_of(text: str) -> str | None:
+    """The writing system of most of the text's letters (LATIN, CYRILLIC, CJK, HANGUL, ARABIC, GREEK, ...);
+    None without letters. Han, kana and their fullwidth forms count as one script, CJK."""
+    counts: Counter[str] = Counter()
+    for char in text:
+        if char.isalpha():
+            name = unicodedata.name(char, "").split(" ", 1)[0]
+            counts[_SCRIPT_NAMES.get(name, name)] += 1
+    return counts.most_common(1)[0][0] if counts else None
 
 
 @cache

@@ -40,6 +40,8 @@ ENSEMBLE_SEEDS = 5  # heads trained from seeds SEED, SEED+1, ...; their logits a
 # Relative weight of each training folder (its pairs share that weight): multi-hop pairs count double so the
 # head does not learn to demote second-hop passages (a head trained on single-hop sets alone did).
 SET_WEIGHTS = {"hipporag_legacy_train100__hotpotqa": 2.0, "hipporag_legacy_train100__musique": 2.0}
+CROSSLINGUAL_PAIRS = (("en", "ru"), ("en", "zh"), ("ru", "en"), ("zh", "en"))
+"""(corpus language, question language) of the cross-script head's training folders."""
 GOLD_REMOVED_WEIGHT = 0.5  # the gold-removed lists' total weight, relative to their set's full lists
 
 
@@ -202,10 +204,12 @@ def train_head(features: np.ndarray, labels: np.ndarray, weights: np.ndarray, is
 
 
 def run_training(data_root: Path, out: Path = DEFAULT_WEIGHTS, seed: int = SEED, epochs: int = 60,
-                 work_dir: Path | None = None, progress: bool = True) -> dict:
-    """The whole pipeline; returns the training report (also stored in the weights' metadata)."""
+                 work_dir: Path | None = None, progress: bool = True, crosslingual: bool = False) -> dict:
+    """The whole pipeline; returns the training report (also stored in the weights' metadata). `crosslingual`:
+    the cross-script head, from CROSSLINGUAL_PAIRS of the XQuAD training half instead of the training sets."""
     import torch
 
+    from cragraph.bench.crosslingual import crosslingual_dataset
     from cragraph.bench.training_data import prepare_training_sets
     from cragraph.models.paths import cache_root
 
@@ -213,6 +217,10 @@ def run_training(data_root: Path, out: Path = DEFAULT_WEIGHTS, seed: int = SEED,
     torch.manual_seed(seed)
     work = work_dir or cache_root() / "evaluator-data"
     folders = prepare_training_sets(data_root, work)
+    if crosslingual:
+        train = {folder.name: folder for folder in folders}
+        folders = [crosslingual_dataset(train[f"xquad_train__{corpus}"], train[f"xquad_train__{questions}"],
+                                        work / "crosslingual") for corpus, questions in CROSSLINGUAL_PAIRS]
     extractor = RelevanceFeatures()
     parts, keys, weights, per_set = [], [], [], {}
     for folder in folders:

@@ -32,7 +32,11 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-root", type=Path, default=None,
                         help="folder holding the benchmark sets (default: ../shared/data beside the repository)")
     parser.add_argument("--out", type=Path, default=None,
-                        help="weights file (default: evaluators/weights/embedded-e5-small-v1.npz, the shipped one)")
+                        help="weights file (default: evaluators/weights/embedded-e5-small-v1.npz, the shipped one; "
+                             "with --crosslingual, embedded-e5-small-crosslingual-v1.npz)")
+    parser.add_argument("--crosslingual", action="store_true",
+                        help="train the head for question / passage pairs in different scripts instead, on XQuAD's "
+                             "training half with questions of one language over the passages of another")
     parser.add_argument("--seed", type=int, default=None, help="random seed (default: 13)")
     parser.add_argument("--epochs", type=int, default=None, help="epochs per head (default: 60)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -71,10 +75,11 @@ def _train_evaluator(args: argparse.Namespace) -> int:
 
     from cragraph.bench.evaluator_training import DEFAULT_WEIGHTS, SEED, run_training
     from cragraph.bench.training_data import default_data_root
+    from evaluators.embedded import CROSS_SCRIPT_WEIGHTS
 
-    out = args.out or DEFAULT_WEIGHTS
+    out = args.out or (CROSS_SCRIPT_WEIGHTS if args.crosslingual else DEFAULT_WEIGHTS)
     report = run_training(args.data_root or default_data_root(), out, seed=SEED if args.seed is None else args.seed,
-                          epochs=args.epochs or 60, progress=not args.quiet)
+                          epochs=args.epochs or 60, progress=not args.quiet, crosslingual=args.crosslingual)
     print(json.dumps(report, indent=2))
     print(f"wrote {out}")
     return 0

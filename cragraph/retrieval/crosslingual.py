@@ -35,11 +35,9 @@ from __future__ import annotations
 import functools
 import sqlite3
 import threading
-import unicodedata
 import warnings
 import weakref
 import zipfile
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,7 +48,7 @@ from cragraph.models.embedder import canonical_name
 from cragraph.retrieval.glosses import DictionaryError, dictionary, english_glosses
 from stores.bm25 import BM25Index
 from stores.embed_cache import embed_passages_cached
-from stores.text import language_of, split_sentences
+from stores.text import language_of, script_of, split_sentences
 
 _SAMPLE_CHUNKS = 3  # chunks per language whose letters decide that language's script
 SENTENCE_RESCORED = 20
@@ -60,7 +58,6 @@ GLOSS_WEIGHT = 0.3
 """Share of the dictionary glosses' BM25 list in a ranking between Chinese and English (min-max scale)."""
 QUERY_MEANS = Path(__file__).resolve().parent / "query_means"
 """<embedder>.npz per embedder: language code -> mean question vector (`cragraph bench query-means`)."""
-_SCRIPT_NAMES = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HALFWIDTH": "CJK", "FULLWIDTH": "LATIN"}
 _lock = threading.Lock()
 _index_scripts: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, str], dict[str, str]]] = weakref.WeakKeyDictionary()
 
@@ -102,17 +99,6 @@ class CrossLingual:
         return (f"cross-lingual: {self.question_language} question ({script} script), index in "
                 f"{', '.join(self.index_languages)}: {lexical}; {moved}; the best "
                 f"{SENTENCE_RESCORED} passages re-scored by their best sentence")
-
-
-def script_of(text: str) -> str | None:
-    """The writing system of most of the text's letters (LATIN, CYRILLIC, CJK, HANGUL, ARABIC, GREEK, ...);
-    None without letters. Han, kana and their fullwidth forms count as one script, CJK."""
-    counts: Counter[str] = Counter()
-    for char in text:
-        if char.isalpha():
-            name = unicodedata.name(char, "").split(" ", 1)[0]
-            counts[_SCRIPT_NAMES.get(name, name)] += 1
-    return counts.most_common(1)[0][0] if counts else None
 
 
 def index_scripts(bundle: Any) -> dict[str, str]:
