@@ -27,7 +27,7 @@ from stores.text import language_of, script_of
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 DEFAULT_WEIGHTS = WEIGHTS_DIR / "embedded-e5-small-v1.npz"
-CROSS_SCRIPT_WEIGHTS = WEIGHTS_DIR / "embedded-e5-small-crosslingual-v1.npz"
+CROSSLINGUAL_WEIGHTS = WEIGHTS_DIR / "embedded-e5-small-crosslingual-v1.npz"
 """The head for a question and a passage in different languages and scripts (`cragraph train-evaluator
 --crosslingual`): the main head, trained on same-language pairs, leans on word overlap that such a pair cannot
 have, and grades it irrelevant."""
@@ -112,11 +112,11 @@ class EmbeddedEvaluator(RelevanceEvaluator):
 
     def __init__(self, weights: str | Path = DEFAULT_WEIGHTS, embedder_name: str = "e5-small",
                  embedder: Any = None, use_embedding_cache: bool = True,
-                 cross_script_weights: str | Path | None = CROSS_SCRIPT_WEIGHTS) -> None:
+                 crosslingual_weights: str | Path | None = CROSSLINGUAL_WEIGHTS) -> None:
         self.weights = Path(weights)
         self.head = _load_head(self.weights, "cragraph train-evaluator")
-        self.cross_head = (None if cross_script_weights is None else
-                           _load_head(Path(cross_script_weights), "cragraph train-evaluator --crosslingual"))
+        self.crosslingual_head = (None if crosslingual_weights is None else
+                           _load_head(Path(crosslingual_weights), "cragraph train-evaluator --crosslingual"))
         self.extractor = RelevanceFeatures(embedder_name, embedder, use_embedding_cache)
         self.name = "embedded"
 
@@ -134,13 +134,14 @@ class EmbeddedEvaluator(RelevanceEvaluator):
         return self._score_batch(question, items)
 
     def _score_batch(self, question: str, passages: list[str]) -> list[float]:
-        """The main head's scores, and the cross-script head's for passages in another language and script than
+        """The main head's scores, and the cross-lingual head's for passages in another language and script than
         the question (features are computed over the whole list either way)."""
         rows = self.features(question, passages)
         scores = self.head.scores(rows)
-        crossing = cross_lingual(question, passages) if self.cross_head is not None else np.zeros(0, dtype=bool)
-        if crossing.any() and self.cross_head is not None:
-            scores[crossing] = self.cross_head.scores(rows[crossing])
+        if self.crosslingual_head is not None:
+            crossing = cross_lingual(question, passages)
+            if crossing.any():
+                scores[crossing] = self.crosslingual_head.scores(rows[crossing])
         return scores.tolist()
 
 

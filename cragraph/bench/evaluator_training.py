@@ -41,7 +41,7 @@ ENSEMBLE_SEEDS = 5  # heads trained from seeds SEED, SEED+1, ...; their logits a
 # head does not learn to demote second-hop passages (a head trained on single-hop sets alone did).
 SET_WEIGHTS = {"hipporag_legacy_train100__hotpotqa": 2.0, "hipporag_legacy_train100__musique": 2.0}
 CROSSLINGUAL_PAIRS = (("en", "ru"), ("en", "zh"), ("ru", "en"), ("zh", "en"))
-"""(corpus language, question language) of the cross-script head's training folders."""
+"""(corpus language, question language) of the cross-lingual head's training folders."""
 GOLD_REMOVED_WEIGHT = 0.5  # the gold-removed lists' total weight, relative to their set's full lists
 
 
@@ -206,7 +206,7 @@ def train_head(features: np.ndarray, labels: np.ndarray, weights: np.ndarray, is
 def run_training(data_root: Path, out: Path = DEFAULT_WEIGHTS, seed: int = SEED, epochs: int = 60,
                  work_dir: Path | None = None, progress: bool = True, crosslingual: bool = False) -> dict:
     """The whole pipeline; returns the training report (also stored in the weights' metadata). `crosslingual`:
-    the cross-script head, from CROSSLINGUAL_PAIRS of the XQuAD training half instead of the training sets."""
+    the cross-lingual head, from CROSSLINGUAL_PAIRS of the XQuAD training half instead of the training sets."""
     import torch
 
     from cragraph.bench.crosslingual import crosslingual_dataset

@@ -75,9 +75,9 @@ def _train_evaluator(args: argparse.Namespace) -> int:
 
     from cragraph.bench.evaluator_training import DEFAULT_WEIGHTS, SEED, run_training
     from cragraph.bench.training_data import default_data_root
-    from evaluators.embedded import CROSS_SCRIPT_WEIGHTS
+    from evaluators.embedded import CROSSLINGUAL_WEIGHTS
 
-    out = args.out or (CROSS_SCRIPT_WEIGHTS if args.crosslingual else DEFAULT_WEIGHTS)
+    out = args.out or (CROSSLINGUAL_WEIGHTS if args.crosslingual else DEFAULT_WEIGHTS)
     report = run_training(args.data_root or default_data_root(), out, seed=SEED if args.seed is None else args.seed,
                           epochs=args.epochs or 60, progress=not args.quiet, crosslingual=args.crosslingual)
     print(json.dumps(report, indent=2))

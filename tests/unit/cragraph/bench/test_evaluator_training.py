@@ -153,11 +153,11 @@ def test_embedded_evaluator_refuses_missing_weights(tmp_path):
     with pytest.raises(FileNotFoundError, match="train-evaluator"):
         EmbeddedEvaluator(tmp_path / "absent.npz")
     with pytest.raises(FileNotFoundError, match="train-evaluator --crosslingual"):
-        EmbeddedEvaluator(cross_script_weights=tmp_path / "absent.npz")
+        EmbeddedEvaluator(crosslingual_weights=tmp_path / "absent.npz")
 
 
-def test_passages_in_another_language_and_script_are_scored_by_the_cross_script_head(tiny_embedder_dir,
-                                                                                           tmp_path):
+def test_passages_in_another_language_and_script_are_scored_by_the_crosslingual_head(tiny_embedder_dir,
+                                                                                      tmp_path):
     from sentence_transformers import SentenceTransformer
 
     from evaluators.head import MLPHead
@@ -169,7 +169,7 @@ def test_passages_in_another_language_and_script_are_scored_by_the_cross_script_
 
     embedder = Embedder("tiny", SentenceTransformer(str(tiny_embedder_dir), local_files_only=True))
     evaluator = EmbeddedEvaluator(constant(-3.0, tmp_path / "main.npz"), embedder_name="tiny", embedder=embedder,
-                                  use_embedding_cache=False, cross_script_weights=constant(3.0, tmp_path / "x.npz"))
+                                  use_embedding_cache=False, crosslingual_weights=constant(3.0, tmp_path / "x.npz"))
     passages = ["Kazan stands on the Volga.", "Казань стоит на Волге.", "喀山位于伏尔加河畔。", "1914", ""]
     main, cross = np.tanh(-1.5), np.tanh(1.5)  # 2 * sigmoid(x) - 1
     assert evaluator.score("Where is Kazan?", passages) == pytest.approx([main, cross, cross, main, main])
@@ -177,5 +177,5 @@ def test_passages_in_another_language_and_script_are_scored_by_the_cross_script_
     # mostly Latin letters, but a Chinese question: Chinese passages are its own language
     assert evaluator.score("Super Bowl 50的MVP是谁？", passages) == pytest.approx([main, cross, main, main, main])
     without = EmbeddedEvaluator(tmp_path / "main.npz", embedder_name="tiny", embedder=embedder,
-                                use_embedding_cache=False, cross_script_weights=None)
+                                use_embedding_cache=False, crosslingual_weights=None)
     assert without.score("Where is Kazan?", passages) == pytest.approx([main] * 5)
