@@ -115,8 +115,9 @@ class EmbeddedEvaluator(RelevanceEvaluator):
                  crosslingual_weights: str | Path | None = CROSSLINGUAL_WEIGHTS) -> None:
         self.weights = Path(weights)
         self.head = _load_head(self.weights, "cragraph train-evaluator")
-        self.crosslingual_head = (None if crosslingual_weights is None else
-                           _load_head(Path(crosslingual_weights), "cragraph train-evaluator --crosslingual"))
+        self.crosslingual_head: MLPHead | None = None
+        if crosslingual_weights is not None:
+            self.crosslingual_head = _load_head(Path(crosslingual_weights), "cragraph train-evaluator --crosslingual")
         self.extractor = RelevanceFeatures(embedder_name, embedder, use_embedding_cache)
         self.name = "embedded"
 
