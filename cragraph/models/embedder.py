@@ -35,6 +35,7 @@ from cragraph.models.onnx_embedder import (
     resolve_backend,
     use_cuda,
 )
+from cragraph.models.shared_tokenizer import share_between_threads
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -266,6 +267,7 @@ def open_embedder(name: str, quantize: bool = False) -> Embedder:
             failures.append(f"{candidate.describe()}: {_short_error(err)}")
             continue
         model.eval()
+        share_between_threads(getattr(model, "tokenizer", None))  # one tokenizer for every reader of the model
         if quantize:
             keep = E5_SMALL_FP32_LINEARS if plan.name == E5_SMALL else ()
             model = quantize_linear_int8(model, keep_fp32=keep)
