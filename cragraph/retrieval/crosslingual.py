@@ -135,8 +135,10 @@ def crosslingual(bundle: Any, question: str) -> CrossLingual | None:
                                                                           tuple(scripts)), glosses, passage_glosses)
 
 
+@functools.cache
 def _dictionary_readable() -> bool:
-    """Whether the glosses' dictionary can be read; if not, a warning, and the question is searched dense only."""
+    """Whether the glosses' dictionary can be read; if not, one warning, and questions are searched dense only
+    (answered once per process: a damaged dictionary is not read again on every search)."""
     try:
         dictionary()
     except DictionaryError as error:

