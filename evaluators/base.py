@@ -1,9 +1,8 @@
 """The relevance-evaluator interface and the CRAG grading rule.
 
 An evaluator scores (question, passage) pairs in [-1, 1]: -1 irrelevant, +1 relevant. The grade node turns a
-passage list's scores into CRAG's three actions with two thresholds, and the refine node scores each knowledge
-strip in its passage's place in that list (`score_in_place`), so a list-relative evaluator sees a strip among the
-kind of list it was trained on.
+passage list's scores into CRAG's three actions with two thresholds, and the refine node scores knowledge strips
+with the same `score` call (a strip is just a short passage).
 """
 
 from __future__ import annotations
@@ -40,13 +39,6 @@ def clamp_unit(value: float) -> float:
     return max(-1.0, min(1.0, float(value)))
 
 
-def check_replacements(passages: Sequence[str], replacements: Sequence[tuple[int, str]]) -> None:
-    """Refuse a replacement whose index is not a position of `passages`."""
-    for index, _ in replacements:
-        if not 0 <= index < len(passages):
-            raise IndexError(f"replacement index {index} outside a list of {len(passages)} passages")
-
-
 class RelevanceEvaluator(ABC):
     """Scores passages for one question. Subclasses implement `_score_batch`; batching and clamping live here."""
 
@@ -65,17 +57,6 @@ class RelevanceEvaluator(ABC):
                 raise RuntimeError(f"{self.name} returned {len(raw)} scores for {len(batch)} passages")
             scores.extend(clamp_unit(s) for s in raw)
         return scores
-
-    def score_in_place(self, question: str, passages: Sequence[str],
-                       replacements: Sequence[tuple[int, str]]) -> list[float]:
-        """One score per (index, text): the text scored as if it stood in `passages` at that index.
-
-        This is how a strip of a passage is scored: an evaluator that scores each pair alone scores the texts
-        themselves; one whose scores depend on the list (embedded) overrides this, so a strip meets the kind of
-        list it was trained on instead of a list of its own siblings.
-        """
-        check_replacements(passages, replacements)
-        return self.score(question, [text for _, text in replacements]) if replacements else []
 
     @abstractmethod
     def _score_batch(self, question: str, passages: list[str]) -> list[float]:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from evaluators.base import RelevanceEvaluator, check_replacements, clamp_unit, lazy_embedder
+from evaluators.base import RelevanceEvaluator, lazy_embedder
 from evaluators.features import FEATURE_NAMES, StaticPieces, list_features
 from evaluators.head import MLPHead
 from stores.text import language_of, script_of
@@ -134,39 +134,16 @@ class EmbeddedEvaluator(RelevanceEvaluator):
             return []
         return self._score_batch(question, items)
 
-    def score_in_place(self, question: str, passages: Sequence[str],
-                       replacements: Sequence[tuple[int, str]]) -> list[float]:
-        """Each text's row computed in `passages` with the text in its index's place: the head's list features
-        (cosine rank and gaps, list BM25, neighbour cosine) then mean what they meant in training."""
-        check_replacements(passages, replacements)
-        if not replacements:
-            return []
-        extractor = self.extractor
-        query_vector = extractor.query_vector(question)
-        base = list(passages)
-        base_vectors = extractor.passage_vectors(base)
-        texts = [text for _, text in replacements]
-        text_vectors = extractor.passage_vectors(texts)
-        rows = np.zeros((len(texts), len(FEATURE_NAMES)), dtype=np.float32)
-        for row, ((index, text), vector) in enumerate(zip(replacements, text_vectors, strict=True)):
-            items, vectors = list(base), base_vectors.copy()
-            items[index], vectors[index] = text, vector
-            rows[row] = list_features(question, items, query_vector, vectors, extractor.pieces, rows=[index])[0]
-        return [clamp_unit(s) for s in self._head_scores(question, texts, rows)]
-
     def _score_batch(self, question: str, passages: list[str]) -> list[float]:
         """The main head's scores, and the cross-lingual head's for passages in another language and script than
         the question (features are computed over the whole list either way)."""
-        return self._head_scores(question, passages, self.features(question, passages)).tolist()
-
-    def _head_scores(self, question: str, texts: Sequence[str], rows: np.ndarray) -> np.ndarray:
-        """The main head's scores, the cross-lingual head's for texts across languages and scripts."""
+        rows = self.features(question, passages)
         scores = self.head.scores(rows)
         if self.crosslingual_head is not None:
-            crossing = cross_lingual(question, texts)
+            crossing = cross_lingual(question, passages)
             if crossing.any():
                 scores[crossing] = self.crosslingual_head.scores(rows[crossing])
-        return scores
+        return scores.tolist()
 
 
 def cross_lingual(question: str, passages: Sequence[str]) -> np.ndarray:

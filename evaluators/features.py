@@ -177,16 +177,14 @@ def maxsim_stats(query_vecs: np.ndarray, query_ids: Sequence[int], passage_vecs:
 
 
 def list_features(question: str, passages: Sequence[str], query_vec: np.ndarray, passage_vecs: np.ndarray,
-                  pieces: StaticPieces, rows: Sequence[int] | None = None) -> np.ndarray:
-    """Feature rows for one question's candidate list, in FEATURE_NAMES order: one per passage, or one per index
-    in `rows` (the list-relative features are computed over the whole list either way).
+                  pieces: StaticPieces) -> np.ndarray:
+    """Feature rows (len(passages), N_FEATURES) for one question's candidate list, in FEATURE_NAMES order.
 
     query_vec and passage_vecs are the embedder's L2-normalized vectors (passage vectors as the index stores
     them). List-relative features are computed over exactly the passages given.
     """
     n = len(passages)
-    wanted = list(range(n)) if rows is None else list(rows)
-    out = np.zeros((len(wanted), N_FEATURES), dtype=np.float32)
+    out = np.zeros((n, N_FEATURES), dtype=np.float32)
     if n == 0:
         return out
     cos = passage_vecs @ query_vec
@@ -205,13 +203,13 @@ def list_features(question: str, passages: Sequence[str], query_vec: np.ndarray,
     ranks = np.empty(n)
     ranks[order] = np.arange(n)
     best_cos, mean_cos, best_bm25 = float(cos.max()), float(cos.mean()), float(bm25.max())
-    for row, i in enumerate(wanted):
-        p_ids = pieces.piece_ids(passages[i])
+    for i, passage in enumerate(passages):
+        p_ids = pieces.piece_ids(passage)
         p_vecs = pieces.vectors(p_ids) if p_ids else q_vecs[:0]
         piece_stats = maxsim_stats(q_vecs, q_ids, p_vecs, p_ids)
         linked = max((share_in(lead_terms[i], p_term_sets[j]) * float(cos[j]) for j in range(n) if j != i),
                      default=0.0)
-        out[row] = (
+        out[i] = (
             cos[i], cos[i] - best_cos, cos[i] - mean_cos, ranks[i] / max(n - 1, 1),
             share_in(q_terms, p_term_sets[i]), math.log1p(bm25[i]), bm25[i] / best_bm25 if best_bm25 > 0 else 0.0,
             rare_cov[i], math.log1p(rare_bm25[i]), *piece_stats,

@@ -47,7 +47,6 @@ def web_search(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         evaluator,
         section(StripSettings, settings, "strip_"),
         settings.upper,
-        among=graded,
     )
     scores = stats.pop("scores")
     status = "ok" if knowledge else "no relevant results"

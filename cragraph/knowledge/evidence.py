@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from cragraph.knowledge.passages import passage_text
 from cragraph.knowledge.strips import StripSettings, passage_strips
 from cragraph.retrieval.sanitize import clean_title, safe_url
 from evaluators.base import RelevanceEvaluator
@@ -24,8 +23,7 @@ def scored_sentences(
     strips: StripSettings,
 ) -> list[dict[str, Any]]:
     """Every strip of the context with its relevance score and the (1-based) context number n it is from.
-    `evaluator` is called only when some strip has no score yet (refined passages carry theirs); such a strip is
-    scored in its passage's place in the context, as refinement scores strips."""
+    `evaluator` is called only when some strip has no score yet (refined passages carry theirs)."""
     sentences: list[dict[str, Any]] = []
     unscored: list[tuple[int, str, str]] = []
     for n, passage in enumerate(context, start=1):
@@ -37,9 +35,7 @@ def scored_sentences(
             for start, end in passage_strips(passage, strips):
                 unscored.append((n, passage.get("title") or "", passage["text"][start:end]))
     if unscored:
-        scores = evaluator().score_in_place(
-            question, [passage_text(p) for p in context], [(n - 1, titled(t, s)) for n, t, s in unscored]
-        )
+        scores = evaluator().score(question, [titled(t, s) for _, t, s in unscored])
         sentences += [
             {"n": n, "sentence": s, "score": float(score)}
             for (n, _, s), score in zip(unscored, scores, strict=True)
@@ -83,11 +79,10 @@ def add_facet_scores(
     """Raise each unit's score to its best score against any sub-question, scored as the answer scores."""
     if not units:
         return
-    replacements = [(u["n"] - 1, titled(context[u["n"] - 1].get("title") or "", u["text"])) for u in units]
-    passages = [passage_text(p) for p in context]
+    texts = [titled(context[u["n"] - 1].get("title") or "", u["text"]) for u in units]
     scorer = evaluator()
     for facet in facets:
-        for unit, score in zip(units, scorer.score_in_place(facet, passages, replacements), strict=True):
+        for unit, score in zip(units, scorer.score(facet, texts), strict=True):
             unit["score"] = max(unit["score"], float(score))
 
 

@@ -2,8 +2,7 @@
 
 A strip is a sentence, or a run of consecutive short sentences joined until `min_chars`, cut from the passage
 by character offsets (stores.text.sentence_spans) so recomposed text is exact source text. Strips are scored
-with the title prefixed (a sentence's subject is often only in the title), each in its passage's place in the
-graded list (the embedded evaluator's scores depend on the list a text is scored in).
+with the title prefixed (a sentence's subject is often only in the title).
 """
 
 from __future__ import annotations
@@ -12,7 +11,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cragraph.knowledge.passages import passage_text
 from cragraph.settings import setting
 from evaluators.base import RelevanceEvaluator
 from stores.text import language_of, sentence_spans
@@ -87,26 +85,17 @@ def refine_passages(
     evaluator: RelevanceEvaluator,
     strips: StripSettings,
     upper: float,
-    among: list[dict[str, Any]] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Refined copies of `passages` (weak strips dropped, emptied passages dropped) and counts for the trace.
 
-    `among` is the graded list the passages belong to (the same dicts; default: `passages`): each strip is scored
-    in its passage's place there, as the grade scored the passage. A passage graded above `upper` keeps at least
-    its best strip: it was judged relevant as a whole.
+    A passage graded above `upper` keeps at least its best strip: it was judged relevant as a whole.
     """
-    among = passages if among is None else among
-    place = {id(p): i for i, p in enumerate(among)}
-    if missing := [p.get("id") for p in passages if id(p) not in place]:
-        raise ValueError(f"passages to refine are not in the graded list: {missing}")
     pieces: list[tuple[int, int, int]] = []
     for index, passage in enumerate(passages):
         for start, end in passage_strips(passage, strips):
             pieces.append((index, start, end))
-    replacements = [
-        (place[id(passages[i])], titled(passages[i].get("title", ""), passages[i]["text"][s:e])) for i, s, e in pieces
-    ]
-    scores = evaluator.score_in_place(question, [passage_text(p) for p in among], replacements)
+    texts = [titled(passages[i].get("title", ""), passages[i]["text"][s:e]) for i, s, e in pieces]
+    scores = evaluator.score(question, texts) if texts else []
     by_passage: dict[int, list[dict[str, Any]]] = {}
     for (index, start, end), score in zip(pieces, scores, strict=True):
         strip = {

@@ -71,22 +71,3 @@ def test_gold_passage_scores_above_a_distractor_on_held_out_xquad(evaluator, lan
         gold_score, other_score = evaluator.score(question["question"], [passage(gold), passage(other)])
         wins += gold_score > other_score
     assert wins == len(questions)
-
-
-def test_a_one_sentence_passage_keeps_its_grade_through_refinement(evaluator):
-    """Found on XQuAD ru: the gold passage, one sentence, graded -0.64 among its five candidates, scored -1.00
-    as a list of its own single strip (no neighbours, a one-passage BM25 collection), so refinement dropped the
-    passage that answers the question. Scored in its place among the candidates, the strip is the passage."""
-    from cragraph.knowledge.passages import passage_text
-    from cragraph.knowledge.strips import StripSettings, refine_passages
-
-    corpus = {row["id"]: row for row in read(data_dir("xquad_ru_zh_en/ru") / "corpus.jsonl")}
-    ids = ["xqru-000003", "xqru-000033", "xqru-000112", "xqru-000174", "xqru-000124"]
-    candidates = [{"id": i, "title": corpus[i]["title"], "text": corpus[i]["text"], "language": "ru"} for i in ids]
-    question = "Кто исполнил государственный гимн на Суперкубке 50?"
-    grades = evaluator.score(question, [passage_text(p) for p in candidates])
-    graded = [{**p, "grade": g} for p, g in zip(candidates, grades, strict=True)]
-    knowledge, stats = refine_passages(question, graded[:1], evaluator, StripSettings(), upper=0.5, among=graded)
-    assert stats["strips"] == 1
-    assert stats["scores"][0] == pytest.approx(grades[0], abs=1e-6)
-    assert [k["id"] for k in knowledge] == ["xqru-000003"] and "Леди Гага" in knowledge[0]["text"]

@@ -386,14 +386,3 @@ def test_a_registered_evaluator_kind_is_built_from_its_spec(monkeypatch):
     assert registry.load_evaluator("constant:0.25") is evaluator
     with pytest.raises(ValueError, match="unknown evaluator spec"):
         registry.load_evaluator("nothing:here")
-
-
-def test_a_pairwise_evaluator_scores_replacements_alone():
-    class Length(RelevanceEvaluator):
-        def _score_batch(self, question, passages):
-            return [len(p) / 10 for p in passages]
-
-    evaluator = Length()
-    assert evaluator.score_in_place("q", ["aaaa", "bb"], [(1, "abc"), (0, "a")]) == pytest.approx([0.3, 0.1])
-    with pytest.raises(IndexError, match="outside a list of 2"):
-        evaluator.score_in_place("q", ["aaaa", "bb"], [(-1, "a")])

@@ -89,20 +89,3 @@ def test_greedy_selection_respects_the_context_budget():
     vectors = np.stack([unit(1, 0, 0), unit(0, 1, 0), unit(1, 1, 0.1)])
     chosen, _ = greedy_coverage(q, vectors, [60, 60, 500], alpha=0.5, min_gain=-1.0, budget_chars=130)
     assert 2 not in chosen and sum([60, 60, 500][i] for i in chosen) <= 130
-
-
-def test_refine_scores_strips_in_their_passages_places_among_the_graded_list():
-    calls = []
-
-    class Recording(KeywordEvaluator):
-        def score_in_place(self, question, passages, replacements):
-            calls.append((list(passages), [index for index, _ in replacements]))
-            return super().score_in_place(question, passages, replacements)
-
-    first = {"id": "a", "title": "", "text": "The harbour is near the bridge.", "language": "en", "grade": -0.9}
-    second = {"id": "b", "title": "Volga", "text": TEXT, "language": "en", "grade": 0.6}
-    refine_passages("Volga Caspian", [second], Recording(), StripSettings(min_chars=30), upper=0.5,
-                    among=[first, second])
-    assert calls == [(["The harbour is near the bridge.", "Volga. " + TEXT], [1, 1, 1])]
-    with pytest.raises(ValueError, match="not in the graded list"):
-        refine_passages("Volga", [dict(second)], KeywordEvaluator(), StripSettings(), upper=0.5, among=[second])

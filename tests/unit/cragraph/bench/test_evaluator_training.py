@@ -179,29 +179,3 @@ def test_passages_in_another_language_and_script_are_scored_by_the_crosslingual_
     without = EmbeddedEvaluator(tmp_path / "main.npz", embedder_name="tiny", embedder=embedder,
                                 use_embedding_cache=False, crosslingual_weights=None)
     assert without.score("Where is Kazan?", passages) == pytest.approx([main] * 5)
-
-
-def test_a_text_scored_in_place_gets_the_row_it_would_get_in_the_list(tiny_embedder_dir, tmp_path):
-    """A strip is scored as if it stood in its passage's list: list-relative features (rank, gaps, list BM25,
-    neighbour cosine) are computed over that list, not over the strips alone."""
-    from sentence_transformers import SentenceTransformer
-
-    from evaluators.head import MLPHead
-
-    weights = np.zeros((N_FEATURES, 1))
-    weights[FEATURE_NAMES.index("bm25_rel"), 0] = 3.0
-    weights[FEATURE_NAMES.index("neighbour_cos"), 0] = 2.0
-    path = tmp_path / "head.npz"
-    MLPHead(FEATURE_NAMES, np.zeros(N_FEATURES), np.ones(N_FEATURES), [weights], [np.array([-2.0])]).save(path)
-    embedder = Embedder("tiny", SentenceTransformer(str(tiny_embedder_dir), local_files_only=True))
-    evaluator = EmbeddedEvaluator(path, embedder_name="tiny", embedder=embedder, use_embedding_cache=False)
-    question = "who founded the institute"
-    passages = ["a scientist founded an institute. it stands by the river", "the harbour is near the bridge"]
-    strip = "a scientist founded an institute."
-    in_place = evaluator.score_in_place(question, passages, [(0, strip), (1, passages[1])])
-    assert in_place[0] == pytest.approx(evaluator.score(question, [strip, passages[1]])[0])
-    assert in_place[1] == pytest.approx(evaluator.score(question, passages)[1])  # each in its own copy of the list
-    assert in_place[0] != pytest.approx(evaluator.score(question, [strip])[0])  # alone, its list features differ
-    assert evaluator.score_in_place(question, passages, []) == []
-    with pytest.raises(IndexError, match="replacement index 2"):
-        evaluator.score_in_place(question, passages, [(2, strip)])
