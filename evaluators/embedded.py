@@ -152,9 +152,10 @@ def cross_lingual(question: str, passages: Sequence[str]) -> np.ndarray:
     identification misreads a few short questions; only the pair of the two is a question across languages."""
     asked_script, asked_language = script_of(question), None
     crossing = np.zeros(len(passages), dtype=bool)
+    if asked_script is None:  # a question without letters is in no language's script
+        return crossing
     for index, text in enumerate(passages):
-        written = script_of(text)
-        if asked_script is None or written in (None, asked_script):
+        if script_of(text) in (None, asked_script):
             continue
         asked_language = asked_language or language_of(question)
         crossing[index] = language_of(text) != asked_language

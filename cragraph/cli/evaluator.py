@@ -73,9 +73,9 @@ def _eval_evaluator(args: argparse.Namespace) -> int:
 def _train_evaluator(args: argparse.Namespace) -> int:
     import json
 
-    from cragraph.bench.evaluator_training import DEFAULT_WEIGHTS, SEED, run_training
+    from cragraph.bench.evaluator_training import SEED, run_training
     from cragraph.bench.training_data import default_data_root
-    from evaluators.embedded import CROSSLINGUAL_WEIGHTS
+    from evaluators.embedded import CROSSLINGUAL_WEIGHTS, DEFAULT_WEIGHTS
 
     out = args.out or (CROSSLINGUAL_WEIGHTS if args.crosslingual else DEFAULT_WEIGHTS)
     report = run_training(args.data_root or default_data_root(), out, seed=SEED if args.seed is None else args.seed,

@@ -14,7 +14,12 @@ from __future__ import annotations
 import threading
 import types
 import weakref
+from collections.abc import Callable
 from typing import Any
+
+ENCODERS = ("_encode_plus", "_batch_encode_plus")
+"""The methods that set the Rust object's settings and encode: transformers 5 has only the first; in 4.x batch
+calls go straight to the second (and the first calls it, hence a re-entrant lock)."""
 
 _LOCKS: weakref.WeakKeyDictionary[Any, threading.RLock] = weakref.WeakKeyDictionary()
 _REGISTRY_LOCK = threading.Lock()
@@ -28,17 +33,26 @@ def _lock_of(tokenizer: Any) -> threading.RLock:
         return lock
 
 
-def _encode_in_turn(self: Any, *args: Any, **kwargs: Any) -> Any:
-    """The tokenizer class's own `_encode_plus` (settings, then encoding) under the instance's lock."""
-    with _lock_of(self):
-        return type(self)._encode_plus(self, *args, **kwargs)
+def _in_turn(name: str) -> Callable[..., Any]:
+    """The tokenizer class's own method `name` (settings, then encoding) under the instance's lock."""
+
+    def encode(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with _lock_of(self):
+            return getattr(type(self), name)(self, *args, **kwargs)
+
+    return encode
+
+
+_IN_TURN = {name: _in_turn(name) for name in ENCODERS}
 
 
 def share_between_threads(tokenizer: Any) -> Any:
-    """`tokenizer`, its encode calls serialized (a no-op for a tokenizer without `_encode_plus`, and when
-    already done). Bound per instance, so a copy of the tokenizer gets a lock of its own."""
-    if tokenizer is not None and hasattr(type(tokenizer), "_encode_plus"):
-        current = vars(tokenizer).get("_encode_plus")
-        if getattr(current, "__func__", None) is not _encode_in_turn:
-            tokenizer._encode_plus = types.MethodType(_encode_in_turn, tokenizer)
+    """`tokenizer`, its encode calls serialized (a no-op for a tokenizer without these methods, and when already
+    done). Bound per instance, so a copy of the tokenizer gets a lock of its own."""
+    if tokenizer is None:
+        return tokenizer
+    for name, in_turn in _IN_TURN.items():
+        bound = vars(tokenizer).get(name)
+        if hasattr(type(tokenizer), name) and getattr(bound, "__func__", None) is not in_turn:
+            setattr(tokenizer, name, types.MethodType(in_turn, tokenizer))
     return tokenizer

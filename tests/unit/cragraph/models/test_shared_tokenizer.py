@@ -4,11 +4,12 @@ output. The race itself is shown on the real e5 tokenizer (tests/integration/tes
 from __future__ import annotations
 
 import copy
+import threading
 
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
-from cragraph.models.shared_tokenizer import share_between_threads
+from cragraph.models.shared_tokenizer import _lock_of, share_between_threads
 
 WORDS = ["[UNK]", "[PAD]", "word", "some", "text"]
 
@@ -30,3 +31,37 @@ def test_the_lock_is_per_instance_added_once_and_changes_no_output():
     expected = plain(batch, padding=True)["input_ids"]
     assert tokenizer(batch, padding=True)["input_ids"] == copied(batch, padding=True)["input_ids"] == expected
     assert share_between_threads(None) is None
+
+
+class TwoEntryTokenizer:
+    """The shape of a transformers 4.x fast tokenizer: batch calls enter `_batch_encode_plus` directly, single
+    calls through `_encode_plus`, which calls it."""
+
+    def __init__(self) -> None:
+        self.held: list[bool] = []
+
+    def _encode_plus(self, text: str) -> list[str]:
+        return self._batch_encode_plus([text])
+
+    def _batch_encode_plus(self, texts: list[str]) -> list[str]:
+        free: list[bool] = []  # can another thread take this tokenizer's lock now?
+
+        def try_lock() -> None:
+            lock = _lock_of(self)
+            free.append(lock.acquire(blocking=False))
+            if free[-1]:
+                lock.release()
+
+        probe = threading.Thread(target=try_lock)
+        probe.start()
+        probe.join()
+        self.held.append(not free[0])
+        return texts
+
+
+def test_every_entry_point_that_encodes_takes_the_lock():
+    tokenizer = share_between_threads(TwoEntryTokenizer())
+    assert tokenizer._batch_encode_plus(["a", "b"]) == ["a", "b"]
+    assert tokenizer._encode_plus("c") == ["c"]  # re-entrant: the single call holds the lock the batch takes again
+    assert tokenizer.held == [True, True]
+    assert TwoEntryTokenizer()._batch_encode_plus(["a"]) == ["a"]  # the class itself is untouched
