@@ -34,6 +34,7 @@ def abstained(language: str) -> dict[str, Any]:
         "evidence": [],
         "abstained": True,
         "confidence": None,
+        "withheld": None,
         "language": language,
     }
 
@@ -141,6 +142,16 @@ class Highlight(TypedDict):
     sentences: list[HighlightSentence]
 
 
+class Withheld(TypedDict):
+    """The reader's answer that `answer_min_confidence` held back: the run abstains (a wrong answer costs more
+    than none), but the user can still see what the reader would have said, and from where."""
+
+    answer: str
+    citations: list[Citation]
+    confidence: float
+    reason: str
+
+
 class OutputState(TypedDict, total=False):
     """What a run returns."""
 
@@ -150,6 +161,7 @@ class OutputState(TypedDict, total=False):
     verdict: Grade  # the CRAG grade of the retrieved passages
     abstained: bool
     confidence: float | None  # the reader's share of its answer among its candidates; None: a rule or an LLM answered
+    withheld: Withheld | None  # set only on an abstention by the reader's confidence gate
     language: str
     highlights: list[Highlight]
     # the retrieval strategy: name, tier, reason, confidence, alternatives, allowed techniques (nodes/strategy.py)

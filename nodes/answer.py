@@ -7,9 +7,10 @@ refinement) are the evidence. LLM (`llm_answer`): the chat model answers in stri
 (citations in range, evidence copied from the cited passages) and checked by the reader's support test (its
 content words must occur in the passages it cites); a reply that fails either falls back to the reader and
 says so in the trace. Both abstain, in the question's language, when there is no context, no sentence reaches
-`answer_min_score`, or the reader finds no span. An enumeration question routed to the full-document read
-("list all ...") is answered first, on either path, with the numbered items of the lists its documents give
-(every chunk of them, read again from the index within the caller's rows), each item cited.
+`answer_min_score`, or the reader finds no span; when the reader's confidence is under `answer_min_confidence`
+the run abstains too, and its span is kept in `withheld` for the user to see. An enumeration question routed to
+the full-document read ("list all ...") is answered first, on either path, with the numbered items of the lists
+its documents give (every chunk of them, read again from the index within the caller's rows), each item cited.
 """
 
 from __future__ import annotations
@@ -87,7 +88,10 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         return _abstain(timer, language, "the reader found no answer span in the context" + _web_reason(state))
     if short.confidence is not None and short.confidence < settings.answer_min_confidence:
         why = f"reader confidence {short.confidence:.2f} < answer_min_confidence {settings.answer_min_confidence}"
-        return _abstain(timer, language, why + _web_reason(state))
+        held = _short_answer(short, context, sentences, settings.answer_sentences, language)
+        withheld = {"answer": held["answer"], "citations": held["citations"],
+                    "confidence": round(short.confidence, 4), "reason": why}
+        return {**_abstain(timer, language, why + _web_reason(state)), "withheld": withheld}
     update = {
         **_short_answer(short, context, sentences, settings.answer_sentences, language),
         "confidence": short.confidence,
@@ -221,6 +225,7 @@ def _answered(
         "evidence": evidence,
         "abstained": False,
         "confidence": None,
+        "withheld": None,
         "language": language,
     }
 

@@ -97,6 +97,7 @@ def answer_message(state: State) -> AIMessage:
             "verdict": state.get("verdict"),
             "question": state.get("question"),
             **({"followup": state["followup"]} if state.get("followup") else {}),
+            **({"withheld": state["withheld"]} if state.get("withheld") else {}),
         },
     )
 

@@ -340,13 +340,11 @@ def print_result(result: dict[str, Any], args: argparse.Namespace) -> None:
         print(_UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(result, ensure_ascii=False)))
         return
     print(plain(result["answer"]))
-    if result.get("citations"):
-        print("\nCitations:")
-        for citation in result["citations"]:
-            where = plain(citation["url"] or citation["id"])
-            title = f" {plain(citation['title'])}" if citation["title"] else ""
-            page = f", page {citation['page']}" if citation.get("page") else ""
-            print(f"  [{citation['n']}]{title} ({where}{page})")
+    _print_citations(result.get("citations") or [])
+    withheld = result.get("withheld")
+    if withheld:
+        print(f"\nHeld back ({plain(withheld['reason'])}): {plain(withheld['answer'])}")
+        _print_citations(withheld["citations"])
     if result.get("evidence"):
         print("\nEvidence:")
         for item in result["evidence"]:
@@ -359,6 +357,18 @@ def print_result(result: dict[str, Any], args: argparse.Namespace) -> None:
     if args.trace:
         total = sum(entry.get("duration_ms", 0) for entry in result["trace"])
         print(f"\nTrace ({total / 1000:.2f} s):\n" + format_trace(result["trace"]))
+
+
+def _print_citations(cited: list[dict[str, Any]]) -> None:
+    from cragraph.retrieval.sanitize import without_controls as plain
+
+    if cited:
+        print("\nCitations:")
+    for citation in cited:
+        where = plain(citation["url"] or citation["id"])
+        title = f" {plain(citation['title'])}" if citation["title"] else ""
+        page = f", page {citation['page']}" if citation.get("page") else ""
+        print(f"  [{citation['n']}]{title} ({where}{page})")
 
 
 def server_command(port: int, reload: bool = False) -> list[str]:

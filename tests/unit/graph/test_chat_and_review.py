@@ -181,3 +181,15 @@ def test_a_transcript_sent_without_a_thread_resolves_its_follow_up(index):
     result = graph.invoke({"messages": transcript}, context=context(index))
     assert "Where was Pyotr Kapitsa born?" in result["trace"][0]["note"] and "Kronstadt" in result["answer"]
     assert len(result["messages"]) == 4
+
+
+def test_a_held_back_answer_reaches_the_chat_and_does_not_outlive_its_run(index):
+    chat = threaded()
+    config = {"configurable": {"thread_id": "withheld"}}
+    doubtful = chat.invoke(user(IN_CORPUS), config=config, context=context(index, answer_min_confidence=1.0))
+    held = doubtful["withheld"]
+    assert doubtful["abstained"] and held["answer"].endswith("[1]") and held["confidence"] < 1.0
+    assert doubtful["messages"][-1].additional_kwargs["withheld"] == held
+    sure = chat.invoke(user(IN_CORPUS), config=config, context=context(index))
+    assert not sure["abstained"] and sure["withheld"] is None
+    assert "withheld" not in sure["messages"][-1].additional_kwargs

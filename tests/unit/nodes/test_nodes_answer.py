@@ -119,6 +119,7 @@ def test_abstains_in_the_question_language(language, phrase):
     assert result["abstained"] and phrase in result["answer"] and result["citations"] == []
     weak = run({**STATE, "language": language}, answer_min_score=0.95)
     assert weak["abstained"] and "answer_min_score" in weak["trace"][0]["note"]
+    assert result["withheld"] is None and weak["withheld"] is None  # no span was read, none is held back
 
 
 def test_valid_llm_answer_keeps_its_citations_and_checks_evidence(monkeypatch):
@@ -176,11 +177,15 @@ def test_llm_saying_unanswerable_abstains(monkeypatch):
 
 def test_reader_confidence_is_reported_and_can_make_the_answer_abstain():
     result = run(STATE, answer_min_score=0.0)
-    assert 0.0 < result["confidence"] <= 1.0
+    assert 0.0 < result["confidence"] < 1.0 and result["withheld"] is None
     assert result["trace"][0]["counts"]["best_evidence"] == 0.9
-    doubtful = run(STATE, answer_min_score=0.0, answer_min_confidence=min(1.0, result["confidence"] + 1e-3))
-    assert doubtful["abstained"] and doubtful["confidence"] is None
+    doubtful = run(STATE, answer_min_score=0.0, answer_min_confidence=result["confidence"] + 1e-3)
+    assert doubtful["abstained"] and doubtful["confidence"] is None and doubtful["citations"] == []
     assert "answer_min_confidence" in doubtful["trace"][0]["note"]
+    # the span the gate held back is kept, with its citation, for the user to see
+    held = doubtful["withheld"]
+    assert (held["answer"], held["citations"]) == (result["answer"], result["citations"])
+    assert held["confidence"] == round(result["confidence"], 4) and "answer_min_confidence" in held["reason"]
 
 
 def test_llm_answer_obeying_an_instruction_inside_a_document_is_not_supported(monkeypatch):
