@@ -33,7 +33,7 @@ from cragraph.reader.window import build_context
 def default_config() -> dict[str, Any]:
     """The shipped weights' configuration (see the model card beside them)."""
     return {
-        "split": 8,
+        "split": 6,
         "budget": 192,
         "max_len": 256,
         "max_answer_tokens": 30,
