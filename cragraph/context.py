@@ -214,7 +214,7 @@ class Context:
     )
     answer_min_score: float = _setting(-0.2, "Abstain when no evidence sentence scores at least this.")
     answer_min_confidence: float = _setting(
-        0.9,
+        0.95,
         "Abstain when the reader's answer (with the spans overlapping it) takes less than this share of its "
         "candidates' softmax (0..1); chosen by Truth on training questions (cragraph bench abstention).",
     )
