@@ -176,10 +176,13 @@ def test_llm_saying_unanswerable_abstains(monkeypatch):
 
 
 def test_reader_confidence_is_reported_and_can_make_the_answer_abstain():
-    result = run(STATE, answer_min_score=0.0)
-    assert 0.0 < result["confidence"] < 1.0 and result["withheld"] is None
+    rival = "Kazan stands on the Volga, which some maps wrongly show flowing into the Black Sea."
+    kazan = {**CONTEXT[1], "text": rival, "strips": [{"text": rival, "score": 0.4}]}
+    state = {**STATE, "selected": [CONTEXT[0], kazan]}
+    result = run(state, answer_min_score=0.0)
+    assert 0.0 < result["confidence"] < 1.0 and result["withheld"] is None  # a rival answer keeps it under 1
     assert result["trace"][0]["counts"]["best_evidence"] == 0.9
-    doubtful = run(STATE, answer_min_score=0.0, answer_min_confidence=min(1.0, result["confidence"] + 1e-3))
+    doubtful = run(state, answer_min_score=0.0, answer_min_confidence=min(1.0, result["confidence"] + 1e-3))
     assert doubtful["abstained"] and doubtful["confidence"] is None and doubtful["citations"] == []
     assert "answer_min_confidence" in doubtful["trace"][0]["note"]
     # the span the gate held back is kept, with its citation, for the user to see
