@@ -86,16 +86,13 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     short = reader.read(state["question"], passages, language)
     if short is None:
         return _abstain(timer, language, "the reader found no answer span in the context" + _web_reason(state))
+    answered = _short_answer(short, context, sentences, settings.answer_sentences, language)
     if short.confidence is not None and short.confidence < settings.answer_min_confidence:
         why = f"reader confidence {short.confidence:.2f} < answer_min_confidence {settings.answer_min_confidence}"
-        held = _short_answer(short, context, sentences, settings.answer_sentences, language)
-        withheld = {"answer": held["answer"], "citations": held["citations"],
+        withheld = {"answer": answered["answer"], "citations": answered["citations"],
                     "confidence": round(short.confidence, 4), "reason": why}
         return {**_abstain(timer, language, why + _web_reason(state)), "withheld": withheld}
-    update = {
-        **_short_answer(short, context, sentences, settings.answer_sentences, language),
-        "confidence": short.confidence,
-    }
+    update = {**answered, "confidence": short.confidence}
     counts: dict[str, Any] = {
         "context": len(context),
         "sentences": len(sentences),
