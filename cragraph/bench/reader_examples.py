@@ -85,9 +85,12 @@ def _make(
     distractors: Distractors | None,
     n_passages: int,
     rng: random.Random,
+    min_passages: int | None = None,
 ) -> Example:
     gold_ids = [g for g in row["supporting_ids"] if g in corpus]
     ids = list(gold_ids)
+    if min_passages is not None and min_passages < n_passages:
+        n_passages = rng.randint(min_passages, n_passages)
     if distractors is not None:
         ids += distractors.nearest(row["question"], max(n_passages - len(ids), 0), set(ids))
         rng.shuffle(ids)  # the gold passage is not always first, as after retrieval
@@ -115,8 +118,13 @@ def training_examples(
     cmrc_train_max: int = 3000,
     cmrc_dev_max: int = 1000,
     data_root: Path | None = None,
+    min_passages: int | None = None,
 ) -> tuple[list[Example], list[Example]]:
-    """(train, validation) examples from training data only; deterministic for a seed."""
+    """(train, validation) examples from training data only; deterministic for a seed.
+
+    With `min_passages` under `n_passages`, each example reads a number of passages drawn from that range (gold
+    ones always among them): CRAG hands the reader one or two refined passages, plain retrieval five.
+    """
     data = data_root or default_data_root()
     rng = random.Random(seed)
     train: list[Example] = []
@@ -126,7 +134,7 @@ def training_examples(
         corpus = _corpus(data / folder)
         distractors = Distractors(corpus) if n_passages > 1 else None
         for row in rows:
-            example = _make(row, corpus, language, folder, distractors, n_passages, rng)
+            example = _make(row, corpus, language, folder, distractors, n_passages, rng, min_passages)
             (val if in_validation(key(row)) else train).append(example)
 
     nq = _raw_questions(data / "nq_open_oracle_litm")[NQ_FIRST_TRAIN:]

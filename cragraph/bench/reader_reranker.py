@@ -105,7 +105,8 @@ def fit_reranker(weights_dir: Path, data_root: Path | None = None) -> dict[str, 
     reader = Reader.load(weights_dir)
     config = dict(reader.config)
     _, validation = training_examples(
-        config["seed"], config["n_passages"], config["cmrc_train_max"], config["cmrc_dev_max"], data_root
+        config["seed"], config["n_passages"], config["cmrc_train_max"], config["cmrc_dev_max"], data_root,
+        config.get("min_passages"),
     )
     groups = candidate_groups(reader, validation)
     report = cross_validate(groups)

@@ -47,6 +47,7 @@ def default_config() -> dict[str, Any]:
         "cmrc_train_max": 1500,
         "cmrc_dev_max": 500,
         "n_passages": 4,
+        "min_passages": 4,  # under n_passages: each example reads a number drawn from min..n (seeded)
         # decoding only (chosen on validation, see NOTES): lexical sentence prior, skip spans in the question
         "sentence_weight": 8.0,
         "skip_in_question": True,
@@ -191,7 +192,8 @@ def train_reader(
     quantized = load_embedder("e5-small", quantize=True).model[0].auto_model
     tokenizer = embedder.model.tokenizer
     train, val = training_examples(
-        config["seed"], config["n_passages"], config["cmrc_train_max"], config["cmrc_dev_max"], data_root
+        config["seed"], config["n_passages"], config["cmrc_train_max"], config["cmrc_dev_max"], data_root,
+        config.get("min_passages"),
     )
     train_rows, val_rows = prepare(train, tokenizer, config), prepare(val, tokenizer, config)
     print(
