@@ -7,7 +7,15 @@ import json
 import pytest
 
 from graph import graph
-from tests.fixtures.graph import IN_CORPUS, OFF_CORPUS, WEB_RESULT, build_tiny_index, context, use_keyword_evaluator
+from tests.fixtures.graph import (
+    IN_CORPUS,
+    OFF_CORPUS,
+    WEB_RESULT,
+    build_tiny_index,
+    cites_the_volga,
+    context,
+    use_keyword_evaluator,
+)
 from tests.fixtures.tavily_stub import TavilyStub
 
 PARTLY = "Which river flows past Kazan bridges in Siberia?"
@@ -36,11 +44,7 @@ def test_correct_branch_refines_and_cites_the_index_chunk(index):
     ]
     assert not result["abstained"]
     assert result["answer"] in {"Volga [1]", "The Volga [1]"}
-    # "Volga" stands in the Kazan chunk too; which of the two the reader points at is a near tie that the CPU's
-    # int8 kernels decide, so the first citation is any index chunk naming it, and the Volga chunk is cited
-    cited = result["citations"]
-    assert cited[0]["source"] == "index" and cited[0]["id"].split("#")[0] in {"volga", "kazan"}, result
-    assert any(c["id"].startswith("volga") for c in cited), result
+    assert result["citations"][0]["source"] == "index" and cites_the_volga(result["citations"]), result
     assert "Volga" in result["evidence"][0]["sentence"] and result["evidence"][0]["n"] == 1
     assert any("Caspian" in e["sentence"] for e in result["evidence"])
     json.dumps(result)  # the output (and so the state it came from) is JSON-serializable
