@@ -157,8 +157,8 @@ class Context:
         "the truthfulness score on training data; see README)."
     )
     lower: float = _setting(
-        -0.75, "CRAG lower threshold: all passages below it -> incorrect; passages at or above it are refined (chosen "
-        "on training data: the truthfulness score level with higher ones, more answers right; see README)."
+        -0.9, "CRAG lower threshold: all passages below it -> incorrect; passages at or above it are refined (chosen "
+        "on training data by the truthfulness score and the answers right; see README)."
     )
     index_thresholds: bool = _setting(
         True,

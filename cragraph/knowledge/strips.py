@@ -1,5 +1,8 @@
 """Knowledge strips (CRAG's decompose-then-recompose): cut passages into strips, score them, keep the strong.
 
+With the default (list-relative) evaluator every strip of a refined passage is kept: its strip scores order the
+evidence but drop answer sentences when used as a cut, so refinement removes whole passages (below `lower`) only.
+
 A strip is a sentence, or a run of consecutive short sentences joined until `min_chars`, cut from the passage
 by character offsets (stores.text.sentence_spans) so recomposed text is exact source text. Strips are scored
 with the title prefixed (a sentence's subject is often only in the title).
@@ -26,8 +29,8 @@ class StripSettings:
     min_chars: int = setting(60, "Sentences shorter than this are joined with the next into one strip.")
     max_chars: int = setting(400, "Longest strip; longer sentences stay whole but are not joined.")
     threshold: float = setting(
-        -0.95, "Strips scoring below this are dropped (on the evaluator's scale; chosen with the default evaluator "
-        "on training data)."
+        -1.0, "Strips scoring below this are dropped (on the evaluator's scale; -1 keeps every strip of a refined "
+        "passage, chosen with the default evaluator on training data: its list-relative strip scores drop answers)."
     )
 
 
