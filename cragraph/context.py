@@ -166,7 +166,10 @@ class Context:
         "--store-thresholds`, when there are any, instead of upper/lower.",
     )
     # ---- refine --------------------------------------------------------------------------------------------
-    refine: bool = _setting(True, "Split kept passages into knowledge strips and drop the weak ones.")
+    refine: bool = _setting(
+        True, "Split kept passages into scored knowledge strips (the evidence); strips under `strip_threshold` are "
+        "dropped."
+    )
     refine_min_passages: int = _setting(
         2, "For a multi-hop-shaped question (a bridge or comparison), refine at least this many passages, the best "
         "graded, even below `lower` (with a correct or ambiguous verdict; web results too): its second hop scores "

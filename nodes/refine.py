@@ -1,5 +1,6 @@
-"""refine: decompose the kept passages into knowledge strips, score each strip, drop weak ones, recompose in
-order (cragraph.knowledge.strips; the web branch refines its results the same way)."""
+"""refine: decompose the kept passages into knowledge strips, score each strip, drop those under the strip
+threshold (none at the default), recompose in order (cragraph.knowledge.strips; the web branch refines its
+results the same way)."""
 
 from __future__ import annotations
 

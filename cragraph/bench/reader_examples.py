@@ -89,7 +89,7 @@ def _make(
 ) -> Example:
     gold_ids = [g for g in row["supporting_ids"] if g in corpus]
     ids = list(gold_ids)
-    if min_passages is not None and min_passages < n_passages:
+    if min_passages is not None and min_passages < n_passages:  # drawn only when asked: old runs stay as they were
         n_passages = rng.randint(min_passages, n_passages)
     if distractors is not None:
         ids += distractors.nearest(row["question"], max(n_passages - len(ids), 0), set(ids))
@@ -125,6 +125,8 @@ def training_examples(
     With `min_passages` under `n_passages`, each example reads a number of passages drawn from that range (gold
     ones always among them): CRAG hands the reader one or two refined passages, plain retrieval five.
     """
+    if min_passages is not None and not 1 <= min_passages <= n_passages:
+        raise ValueError(f"min_passages must be 1..n_passages ({n_passages}), got {min_passages}")
     data = data_root or default_data_root()
     rng = random.Random(seed)
     train: list[Example] = []

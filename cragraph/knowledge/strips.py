@@ -1,7 +1,8 @@
 """Knowledge strips (CRAG's decompose-then-recompose): cut passages into strips, score them, keep the strong.
 
-With the default (list-relative) evaluator every strip of a refined passage is kept: its strip scores order the
-evidence but drop answer sentences when used as a cut, so refinement removes whole passages (below `lower`) only.
+At the default threshold (-1) every strip of a refined passage is kept: the default evaluator's scores are
+list-relative, so they order the evidence well but drop answer sentences when used as a cut; refinement then
+removes whole passages (below `lower`) only.
 
 A strip is a sentence, or a run of consecutive short sentences joined until `min_chars`, cut from the passage
 by character offsets (stores.text.sentence_spans) so recomposed text is exact source text. Strips are scored

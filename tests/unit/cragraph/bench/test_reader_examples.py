@@ -27,3 +27,13 @@ def test_every_example_reads_n_passages_by_default() -> None:
 
 def test_min_passages_draws_each_count_in_range_with_the_gold_kept() -> None:
     assert set(_counts(1)) == {1, 2, 3, 4}
+
+
+def test_a_min_passages_outside_one_to_n_is_refused_before_any_data_is_read(tmp_path) -> None:
+    import pytest
+
+    from cragraph.bench.reader_examples import training_examples
+
+    for bad in (0, 5):
+        with pytest.raises(ValueError, match="min_passages must be 1..n_passages"):
+            training_examples(n_passages=4, data_root=tmp_path, min_passages=bad)
