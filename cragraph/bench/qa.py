@@ -224,12 +224,14 @@ def answered_record(update: dict[str, Any], context: list[dict[str, Any]], ranke
 
 
 def answer_scores(trace: Sequence[dict[str, Any]], state: dict[str, Any]) -> dict[str, Any]:
-    """The answer's confidence, its best evidence score and the grade of the passage it cites first: what
-    abstention is chosen from."""
+    """The answer's confidence, its best evidence score, the grade of the passage it cites first and where that
+    passage came from (index or web): what abstention is chosen from."""
     counts = next((r.get("counts") or {} for r in reversed(trace) if r.get("node") == "answer"), {})
-    cited = [c.get("id") for c in state.get("citations") or []]
+    citations = state.get("citations") or []
+    cited = [c.get("id") for c in citations]
     grade = next((p.get("grade") for p in state.get("selected") or [] if cited and p.get("id") == cited[0]), None)
-    return {"confidence": state.get("confidence"), "best_evidence": counts.get("best_evidence"), "answer_grade": grade}
+    return {"confidence": state.get("confidence"), "best_evidence": counts.get("best_evidence"), "answer_grade": grade,
+            "answer_source": citations[0].get("source") if citations else None}
 
 
 def stage_durations(trace: Sequence[dict[str, Any]]) -> dict[str, float]:

@@ -11,6 +11,7 @@ from cragraph.bench.datasets import Dataset, Question
 from cragraph.bench.qa import (
     QASettings,
     ResultsLog,
+    answer_scores,
     check_resumable,
     expand_modes,
     markdown_table,
@@ -133,3 +134,12 @@ def test_cli_parser_accepts_the_documented_options():
     assert args.reuse_index and args.out == Path("o") and args.run is run_eval_qa
     defaults = parser.parse_args(["qa", "--dataset", "d"])
     assert defaults.limit == 200 and defaults.chat_model == [] and defaults.k == 5
+
+
+def test_a_record_names_the_source_and_grade_of_the_passage_its_answer_cites_first() -> None:
+    trace = [{"node": "answer", "counts": {"best_evidence": 0.4}}]
+    state = {"confidence": 0.97, "citations": [{"id": "https://example.org/a", "source": "web"}],
+             "selected": [{"id": "c1", "grade": 0.1}, {"id": "https://example.org/a", "grade": 0.8}]}
+    assert answer_scores(trace, state) == {"confidence": 0.97, "best_evidence": 0.4, "answer_grade": 0.8,
+                                           "answer_source": "web"}
+    assert answer_scores([], {"abstained": True})["answer_source"] is None
