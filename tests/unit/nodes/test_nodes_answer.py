@@ -6,6 +6,7 @@ import pytest
 from langgraph.runtime import Runtime
 
 import cragraph.models.structured
+from cragraph.bench.qa_metrics import normalize_answer
 from cragraph.context import Context
 from cragraph.models.scripted import ScriptedChatModel
 from nodes.answer import answer
@@ -51,9 +52,15 @@ def scripted(monkeypatch, reply):
     return model
 
 
+def names_the_caspian_sea(answer: str) -> bool:
+    """The short span, cited [1]; with or without its article, as EM counts it (the reader may take "the")."""
+    span, _, citation = answer.rpartition(" ")
+    return citation == "[1]" and normalize_answer(span) == "caspian sea"
+
+
 def test_reader_answer_is_the_short_span_cited_with_its_sentence_as_evidence():
     result = run(STATE, answer_sentences=2, answer_min_score=0.0)
-    assert result["answer"] == "Caspian Sea [1]" and not result["abstained"]
+    assert names_the_caspian_sea(result["answer"]) and not result["abstained"]
     assert result["evidence"][0] == {"n": 1, "sentence": "The Volga flows into the Caspian Sea.", "score": 0.9}
     assert [e["sentence"] for e in result["evidence"]][1:] == ["Kazan stands on the Volga."]
     assert [c["id"] for c in result["citations"]] == ["volga#0", "https://example.org/kazan"]
@@ -154,7 +161,7 @@ def test_llm_answer_citing_only_the_second_passage_is_renumbered(monkeypatch):
 def test_invalid_llm_answer_falls_back_to_the_reader(monkeypatch, reply):
     scripted(monkeypatch, reply)
     result = run(STATE, llm_answer=True, answer_sentences=1)
-    assert result["answer"] == "Caspian Sea [1]"
+    assert names_the_caspian_sea(result["answer"])
     assert result["trace"][0]["decision"] == "reader answer (span)"
     assert "reader answer used" in result["trace"][0]["note"]
 
@@ -165,7 +172,7 @@ def test_llm_answer_its_cited_passage_does_not_support_is_replaced_by_the_reader
         '{"answerable": true, "answer": "Into the Black Sea near Odessa [1].", "citations": [1], "evidence": []}',
     )
     result = run(STATE, llm_answer=True, answer_sentences=1)
-    assert result["answer"] == "Caspian Sea [1]"
+    assert names_the_caspian_sea(result["answer"])
     assert "not supported by the passages it cites [1]" in result["trace"][0]["note"]
 
 
