@@ -17,18 +17,23 @@ from pathlib import Path
 from typing import Any
 
 from cragraph.bench.qa_metrics import score_record
+from cragraph.bench.reader_examples import unseen_by_reader
 
 MIN_SCORES = (-1.0, -0.6, -0.4, -0.2, 0.0, 0.2, 0.4)
 MIN_CONFIDENCES = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.93, 0.95, 0.97, 0.99)
 """Finer near 1, where a reader's right answers crowd: the best threshold must not sit at the grid's edge."""
 
 
-def read_records(paths: Iterable[Path]) -> list[dict[str, Any]]:
-    """Records of results.jsonl files, each tagged with its run folder's name as `set`."""
+def read_records(paths: Iterable[Path], reader_unseen: bool = False) -> list[dict[str, Any]]:
+    """Records of results.jsonl files, each tagged with its run folder's name as `set`. With `reader_unseen`,
+    only questions the reader never trained on (reader_examples.unseen_by_reader): on its own training questions
+    the reader is right more often at a given confidence, which would set the gates too low."""
     records = []
     for path in paths:
         with open(path, encoding="utf-8") as handle:
             records += [{**json.loads(line), "set": path.parent.name} for line in handle if line.strip()]
+    if reader_unseen:
+        records = [r for r in records if unseen_by_reader(r["set"], r["id"], list(r.get("gold_ids") or []))]
     return records
 
 

@@ -51,6 +51,35 @@ def in_validation(key: str, percent: int = 12) -> bool:
     return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % 100 < percent
 
 
+def validation_key(folder: str, question_id: str, gold_ids: list[str]) -> str:
+    """What the split hashes for a question of `folder`: the passage number for XQuAD (parallel passages stay
+    on one side), the passage id for CMRC, the question id otherwise."""
+    name = Path(folder).as_posix().replace("__", "/")
+    if name.startswith("xquad"):
+        return "xq" + gold_ids[0][-6:]
+    if name.startswith("cmrc2018"):
+        return gold_ids[0]
+    return question_id
+
+
+READER_TRAINING_SETS = ("nq_open_oracle_litm", "cmrc2018", "hipporag_legacy_train100", "xquad_ru_zh_en",
+                        "xquad_train")
+"""Name prefixes of the sets (and of their training cuts) the reader trains on."""
+
+
+def unseen_by_reader(folder: str, question_id: str, gold_ids: list[str]) -> bool:
+    """False for a question the reader may have trained on: one of its training sets, outside the validation
+    split (conservative: NQ questions before NQ_FIRST_TRAIN and CMRC rows left out of the sample count as seen)."""
+    name = Path(folder).as_posix().replace("__", "/")
+    if not name.startswith(READER_TRAINING_SETS):
+        return True
+    if not gold_ids:
+        return False
+    if name.startswith("xquad_ru_zh_en") and xquad_part(gold_ids[0]) == "test":
+        return True
+    return in_validation(validation_key(folder, question_id, gold_ids))
+
+
 class Distractors:
     """TF-IDF nearest passages of a corpus (project tokenizer as analyzer), for realistic training contexts."""
 
@@ -132,23 +161,23 @@ def training_examples(
     train: list[Example] = []
     val: list[Example] = []
 
-    def add(folder: str, language: str, rows: list[dict], key) -> None:
+    def add(folder: str, language: str, rows: list[dict]) -> None:
         corpus = _corpus(data / folder)
         distractors = Distractors(corpus) if n_passages > 1 else None
         for row in rows:
             example = _make(row, corpus, language, folder, distractors, n_passages, rng, min_passages)
-            (val if in_validation(key(row)) else train).append(example)
+            key = validation_key(folder, row["id"], row["supporting_ids"])
+            (val if in_validation(key) else train).append(example)
 
-    nq = _raw_questions(data / "nq_open_oracle_litm")[NQ_FIRST_TRAIN:]
-    add("nq_open_oracle_litm", "en", nq, lambda r: r["id"])
+    add("nq_open_oracle_litm", "en", _raw_questions(data / "nq_open_oracle_litm")[NQ_FIRST_TRAIN:])
     for folder in ("hipporag_legacy_train100/hotpotqa", "hipporag_legacy_train100/musique"):
-        add(folder, "en", _raw_questions(data / folder), lambda r: r["id"])
+        add(folder, "en", _raw_questions(data / folder))
     for language in ("en", "ru", "zh"):
         folder = f"xquad_ru_zh_en/{language}"
         rows = [r for r in _raw_questions(data / folder) if xquad_part(r["supporting_ids"][0]) == "train"]
-        add(folder, language, rows, lambda r: "xq" + r["supporting_ids"][0][-6:])  # parallel passages together
+        add(folder, language, rows)
     for folder, cap in (("cmrc2018_train_zh", cmrc_train_max), ("cmrc2018_dev_zh", cmrc_dev_max)):
         rows = _raw_questions(data / folder)
         rng.shuffle(rows)
-        add(folder, "zh", rows[:cap], lambda r: r["supporting_ids"][0])
+        add(folder, "zh", rows[:cap])
     return train, val

@@ -96,6 +96,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     abstention.add_argument("results", nargs="+", type=Path, help="results.jsonl files of `cragraph eval qa` runs")
     abstention.add_argument("--mode", default="crag", help="the mode whose Truth is maximized")
     abstention.add_argument("--top", type=int, default=10, help="rows shown")
+    abstention.add_argument("--reader-unseen", action="store_true",
+                            help="count only questions the reader never trained on (its validation split of its "
+                            "training sets; every question of other sets)")
     abstention.set_defaults(run=_abstention)
 
     embed = benches.add_parser(
@@ -316,7 +319,7 @@ def _reader_training(args: argparse.Namespace) -> int:
 def _abstention(args: argparse.Namespace) -> int:
     from cragraph.bench.abstention import read_records, truth_grid
 
-    rows = truth_grid(read_records(args.results), args.mode)
+    rows = truth_grid(read_records(args.results, args.reader_unseen), args.mode)
     if not rows:
         raise SystemExit(f"no records of mode {args.mode!r} in {', '.join(map(str, args.results))}")
     columns = list(rows[0])

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from cragraph.bench.abstention import kept, truth_grid
+import json
+
+from cragraph.bench.abstention import kept, read_records, truth_grid
+from cragraph.bench.reader_examples import in_validation, unseen_by_reader, validation_key
 
 
 def record(answer: str, confidence: float | None, evidence: float, abstained: bool = False) -> dict:
@@ -23,3 +26,27 @@ def test_the_best_pair_abstains_on_the_wrong_answers_only():
     best = truth_grid(records, "crag")[0]
     assert best["mean"] == 0.5 and 0.25 < best["min_confidence"] <= 0.7  # 2 right, 2 abstained: (1 + 1) / 4
     assert truth_grid(records, "crag", [-1.0], [0.0])[0]["mean"] == 0.0  # answering everything: 2 - 2
+
+
+def _passage_on(side: bool) -> str:
+    """An XQuAD passage id whose number falls in (side=True) or out of the reader's validation split, on the
+    'train' half of the passage split."""
+    from cragraph.bench.training_data import xquad_part
+
+    return next(f"xquad-en-{n:06d}" for n in range(1000)
+                if in_validation(f"xq{n:06d}") == side and xquad_part(f"xquad-en-{n:06d}") == "train")
+
+
+def test_only_questions_the_reader_never_trained_on_count_as_unseen(tmp_path):
+    seen, held = _passage_on(False), _passage_on(True)
+    assert validation_key("xquad_train__en", "q1", [held]) == "xq" + held[-6:]
+    assert not unseen_by_reader("xquad_train__en", "q1", [seen])
+    assert unseen_by_reader("xquad_train__en", "q2", [held])  # its validation split
+    assert unseen_by_reader("hotpotqa_migres200", "q3", ["hpqa-000001"])  # a set it never trains on
+    assert not unseen_by_reader("hipporag_legacy_train100__musique", "q4", [])  # no gold: cannot tell, so seen
+    run = tmp_path / "xquad_train__en"
+    run.mkdir()
+    rows = [{**record("Gdansk [1]", 0.9, 0.5), "id": q, "gold_ids": [g]} for q, g in (("q1", seen), ("q2", held))]
+    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert [r["id"] for r in read_records([run / "results.jsonl"])] == ["q1", "q2"]
+    assert [r["id"] for r in read_records([run / "results.jsonl"], reader_unseen=True)] == ["q2"]
