@@ -59,8 +59,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     semantic.set_defaults(run=_semantic_calibration)
 
     training = benches.add_parser(
-        "training-data", help="write the evaluator's training and held-out XQuAD folders",
-        description="Write the evaluator's training and held-out XQuAD folders")
+        "training-data", help="write the evaluator's training and held-out XQuAD folders, and the reader-unseen "
+        "folders answer gates are chosen on",
+        description="Write the evaluator's training and held-out XQuAD folders, and the reader-unseen folders "
+        "(bench/calibration_data.py)")
     training.add_argument("--data-root", type=Path, default=None,
                           help="folder holding the benchmark sets (default: ../shared/data beside the repository)")
     training.add_argument("--out", type=Path, default=None, help="default: <user cache>/evaluator-data")
@@ -276,9 +278,12 @@ def _semantic_calibration(args: argparse.Namespace) -> int:
 
 
 def _training_data(args: argparse.Namespace) -> int:
-    from cragraph.bench.training_data import write_evaluator_data
+    from cragraph.bench.calibration_data import write_reader_unseen
+    from cragraph.bench.training_data import default_data_root, default_out_root, write_evaluator_data
 
     for folder in write_evaluator_data(args.data_root, args.out):
+        print(folder)
+    for folder in write_reader_unseen(args.data_root or default_data_root(), args.out or default_out_root()):
         print(folder)
     return 0
 
