@@ -12,27 +12,33 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cragraph.bench.reader_examples import NQ_FIRST_TRAIN, in_validation, validation_key
-from cragraph.bench.training_data import XQUAD, XQUAD_LANGUAGES, read_jsonl, write_dataset, xquad_subset
+from cragraph.bench.reader_examples import NQ_FIRST_TRAIN, unseen_by_reader
+from cragraph.bench.training_data import (
+    XQUAD,
+    XQUAD_LANGUAGES,
+    default_data_root,
+    default_out_root,
+    read_jsonl,
+    write_dataset,
+    xquad_subset,
+)
 
 NQ = "nq_open_oracle_litm"
 
 
-def unseen(folder: str, questions: list[dict]) -> list[dict]:
-    return [q for q in questions if q.get("supporting_ids")
-            and in_validation(validation_key(folder, q["id"], q["supporting_ids"]))]
-
-
-def write_reader_unseen(data_root: Path, out_root: Path) -> list[Path]:
+def write_reader_unseen(data_root: Path | None = None, out_root: Path | None = None) -> list[Path]:
     """Write out_root/reader_unseen/{nq_open_oracle_litm, xquad_en, xquad_ru, xquad_zh}; returns their paths."""
-    parent = out_root / "reader_unseen"
-    questions = unseen(NQ, read_jsonl(data_root / NQ / "questions.jsonl")[NQ_FIRST_TRAIN:])
+    data_root = data_root or default_data_root()
+    parent = (out_root or default_out_root()) / "reader_unseen"
+    questions = [q for q in read_jsonl(data_root / NQ / "questions.jsonl")[NQ_FIRST_TRAIN:]
+                 if unseen_by_reader(NQ, q["id"], q.get("supporting_ids") or [])]
     folders = [write_dataset(parent / NQ, questions, read_jsonl(data_root / NQ / "corpus.jsonl"),
                              f"NQ-open questions {NQ_FIRST_TRAIN}+ in the reader's validation split: "
                              f"{len(questions)} questions, the whole corpus.")]
     for language in XQUAD_LANGUAGES:
-        all_questions, corpus = xquad_subset(data_root / XQUAD / language, "train")
-        questions = unseen(f"{XQUAD}/{language}", all_questions)
+        folder = f"{XQUAD}/{language}"
+        half, corpus = xquad_subset(data_root / folder, "train")
+        questions = [q for q in half if unseen_by_reader(folder, q["id"], q["supporting_ids"])]
         folders.append(write_dataset(parent / f"xquad_{language}", questions, corpus,
                                      f"XQuAD {language} 'train'-half questions in the reader's validation split: "
                                      f"{len(questions)} questions, the half's {len(corpus)} passages."))

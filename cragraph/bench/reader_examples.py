@@ -51,10 +51,15 @@ def in_validation(key: str, percent: int = 12) -> bool:
     return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % 100 < percent
 
 
+def _set_name(folder: str) -> str:
+    """A data folder ("xquad_ru_zh_en/en") or a run folder named after it ("xquad_train__en") as one name."""
+    return Path(folder).as_posix().replace("__", "/")
+
+
 def validation_key(folder: str, question_id: str, gold_ids: list[str]) -> str:
     """What the split hashes for a question of `folder`: the passage number for XQuAD (parallel passages stay
     on one side), the passage id for CMRC, the question id otherwise."""
-    name = Path(folder).as_posix().replace("__", "/")
+    name = _set_name(folder)
     if name.startswith("xquad"):
         return "xq" + gold_ids[0][-6:]
     if name.startswith("cmrc2018"):
@@ -70,7 +75,7 @@ READER_TRAINING_SETS = ("nq_open_oracle_litm", "cmrc2018", "hipporag_legacy_trai
 def unseen_by_reader(folder: str, question_id: str, gold_ids: list[str]) -> bool:
     """False for a question the reader may have trained on: one of its training sets, outside the validation
     split (conservative: NQ questions before NQ_FIRST_TRAIN and CMRC rows left out of the sample count as seen)."""
-    name = Path(folder).as_posix().replace("__", "/")
+    name = _set_name(folder)
     if not name.startswith(READER_TRAINING_SETS):
         return True
     if not gold_ids:

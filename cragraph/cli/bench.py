@@ -279,11 +279,9 @@ def _semantic_calibration(args: argparse.Namespace) -> int:
 
 def _training_data(args: argparse.Namespace) -> int:
     from cragraph.bench.calibration_data import write_reader_unseen
-    from cragraph.bench.training_data import default_data_root, default_out_root, write_evaluator_data
+    from cragraph.bench.training_data import write_evaluator_data
 
-    for folder in write_evaluator_data(args.data_root, args.out):
-        print(folder)
-    for folder in write_reader_unseen(args.data_root or default_data_root(), args.out or default_out_root()):
+    for folder in [*write_evaluator_data(args.data_root, args.out), *write_reader_unseen(args.data_root, args.out)]:
         print(folder)
     return 0
 

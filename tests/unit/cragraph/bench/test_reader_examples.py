@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import random
 
-from cragraph.bench.reader_examples import Distractors, _make
+import pytest
+
+from cragraph.bench.reader_examples import Distractors, _make, training_examples
 
 CORPUS = {
     f"p{i}": {"id": f"p{i}", "title": f"Town {i}", "text": f"Town {i} lies on river {i % 3} and has {i} bridges."}
@@ -30,10 +32,6 @@ def test_min_passages_draws_each_count_in_range_with_the_gold_kept() -> None:
 
 
 def test_a_min_passages_outside_one_to_n_is_refused_before_any_data_is_read(tmp_path) -> None:
-    import pytest
-
-    from cragraph.bench.reader_examples import training_examples
-
     for bad in (0, 5):
         with pytest.raises(ValueError, match="min_passages must be 1..n_passages"):
             training_examples(n_passages=4, data_root=tmp_path, min_passages=bad)
