@@ -29,6 +29,10 @@ from stores.types import Hit
 
 SEED_FLOOR = 1e-3
 """Added to every normalized seed weight, so the weakest seed passage still starts the walk."""
+WALK_WEIGHT = 2.0
+"""The walk's list against the second hop's in their rank fusion: the walk ranks by the question's names and five
+seed passages, the second hop by one dense query built on the walk's best guess, so the walk's order leads
+(chosen on the training splits; docs/benchmarks.md)."""
 
 
 @dataclass
@@ -40,7 +44,8 @@ class GraphSettings:
     seed_passages: int = setting(5, "How many of the best passages of the list seed the walk.")
     second_hop: bool = setting(
         True, "Search again with the walk's best passage appended to the question (dense) and fuse that list with "
-        "the walk's by reciprocal rank fusion: the second hop of a bridge question is named in its first passage.")
+        "the walk's by reciprocal rank fusion, the walk weighted higher: the second hop of a bridge question is "
+        "named in its first passage.")
 
 
 @dataclass
@@ -95,11 +100,13 @@ def graph_rerank(retriever: HybridRetriever, question: str, language: str, hits:
 
 def second_hop(retriever: HybridRetriever, question: str, walked: Sequence[Hit], k: int,
                filters: Mapping[str, Any] | None = None) -> list[Hit]:
-    """`walked` fused by reciprocal rank with a dense search for the question followed by the walk's best
-    passage (cut to the retriever's query limit; the embedder reads the question first either way)."""
+    """`walked` fused by reciprocal rank (weighted WALK_WEIGHT to 1) with a dense search for the question followed
+    by the walk's best passage (cut to the retriever's query limit; the embedder reads the question first either
+    way)."""
     query = f"{question}\n{walked[0].chunk.text}"[: retriever.settings.max_query_chars]
     found = retriever.search(query, k=k, mode="dense", filters=filters)
-    fused = reciprocal_rank_fusion([[hit.chunk.id for hit in walked], [hit.chunk.id for hit in found]])
+    fused = reciprocal_rank_fusion([[hit.chunk.id for hit in walked], [hit.chunk.id for hit in found]],
+                                   weights=[WALK_WEIGHT, 1.0])
     by_walk, by_hop = {hit.chunk.id: hit for hit in walked}, {hit.chunk.id: hit for hit in found}
     merged = []
     for chunk_id in ranked(fused)[:k]:

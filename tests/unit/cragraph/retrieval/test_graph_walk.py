@@ -5,7 +5,7 @@ and the second hop searches with the walk's best passage and fuses by rank."""
 import pytest
 
 from cragraph.retrieval.fusion import reciprocal_rank_fusion
-from cragraph.retrieval.graph_walk import GraphSettings, graph_rerank
+from cragraph.retrieval.graph_walk import WALK_WEIGHT, GraphSettings, graph_rerank
 from cragraph.retrieval.retriever import HybridRetriever
 from stores.bundle import IndexBundle
 from tests.fixtures.graph import build_tiny_index
@@ -83,7 +83,8 @@ def test_the_second_hop_searches_the_question_with_the_walks_best_passage_and_fu
     walked = graph_rerank(retriever, QUESTION, "en", first, k=4)
     (query, kwargs, found), = spy.calls
     assert query == f"{QUESTION}\n{alone.hits[0].chunk.text}" and kwargs["mode"] == "dense"
-    fused = reciprocal_rank_fusion([[h.chunk.id for h in alone.hits], [h.chunk.id for h in found]])
+    fused = reciprocal_rank_fusion([[h.chunk.id for h in alone.hits], [h.chunk.id for h in found]],
+                                   weights=[WALK_WEIGHT, 1.0])
     assert [h.chunk.id for h in walked.hits] == sorted(fused, key=lambda c: (-fused[c], c))[:4]
     assert [h.score for h in walked.hits] == [fused[h.chunk.id] for h in walked.hits]
     for hit in walked.hits:
