@@ -135,8 +135,8 @@ def _parser() -> argparse.ArgumentParser:
                                 "(replaces --modes)")
     retrieval.add_argument("--chat-model", default="", help="chat model for query2doc / hyde (default: embedded)")
     retrieval.add_argument("--modes", default="bm25,dense,hybrid",
-                           help="comma-separated: bm25, dense, hybrid, hybrid-rrf|score|dynamic, multihop "
-                                "(default: %(default)s)")
+                           help="comma-separated: bm25, dense, hybrid, hybrid-rrf|score|dynamic, multihop, "
+                                "multihop-nograph, graph, router (default: %(default)s)")
     retrieval.add_argument("--embedder", default="e5-small")
     retrieval.add_argument("--limit", type=int, default=None, help="first N questions only")
     retrieval.add_argument("--out", type=Path, default=None, help="JSON report path")
