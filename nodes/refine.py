@@ -19,7 +19,7 @@ def refine(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("refine")
     settings = settings_of(runtime)
     at_least = multihop_floor(state, settings.refine_min_passages)
-    kept_passages = passages_to_refine(state.get("candidates", []), settings.lower, at_least)
+    kept_passages, left_out = passages_to_refine(state.get("candidates", []), settings.lower, at_least)
     if not settings.refine:
         knowledge = [{**p, "strips": []} for p in kept_passages]
         return {
@@ -28,7 +28,8 @@ def refine(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         }
     evaluator = evaluator_of(settings, bundle_of(settings))
     knowledge, stats = refine_passages(
-        state["question"], kept_passages, evaluator, section(StripSettings, settings, "strip_"), settings.upper
+        state["question"], kept_passages, evaluator, section(StripSettings, settings, "strip_"), settings.upper,
+        reference=left_out,
     )
     update: dict[str, Any] = {"knowledge": knowledge}
     if settings.debug:

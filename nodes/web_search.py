@@ -41,12 +41,10 @@ def web_search(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     evaluator = evaluator_of(settings, bundle_of(settings))
     grades = evaluator.score(state["question"], [passage_text(p) for p in passages]) if passages else []
     graded = [{**p, "grade": float(g)} for p, g in zip(passages, grades, strict=True)]
+    kept, left_out = passages_to_refine(graded, settings.lower, multihop_floor(state, settings.refine_min_passages))
     knowledge, stats = refine_passages(
-        state["question"],
-        passages_to_refine(graded, settings.lower, multihop_floor(state, settings.refine_min_passages)),
-        evaluator,
-        section(StripSettings, settings, "strip_"),
-        settings.upper,
+        state["question"], kept, evaluator, section(StripSettings, settings, "strip_"), settings.upper,
+        reference=left_out,
     )
     scores = stats.pop("scores")
     status = "ok" if knowledge else "no relevant results"

@@ -11,7 +11,7 @@ with the title prefixed (a sentence's subject is often only in the title).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,8 +43,10 @@ def multihop_floor(state: Mapping[str, Any], at_least: int) -> int:
     return at_least if shaped else 0
 
 
-def passages_to_refine(passages: list[dict[str, Any]], lower: float, at_least: int) -> list[dict[str, Any]]:
-    """The passages graded at least `lower`, topped up with the best-graded others to `at_least`, in rank order.
+def passages_to_refine(passages: list[dict[str, Any]], lower: float, at_least: int
+                       ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(kept, left out): the passages graded at least `lower`, topped up with the best-graded others to `at_least`,
+    and the rest, each in rank order.
 
     Why the top-up: the grader is sure of one passage per question far more often than a multi-hop answer lies in
     one (the second hop of a bridge question scores low against the question itself).
@@ -52,7 +54,7 @@ def passages_to_refine(passages: list[dict[str, Any]], lower: float, at_least: i
     grade = [p.get("grade", 1.0) for p in passages]
     best = sorted(range(len(passages)), key=lambda i: -grade[i])[:at_least]
     keep = {i for i in range(len(passages)) if grade[i] >= lower} | set(best)
-    return [p for i, p in enumerate(passages) if i in keep]
+    return ([p for i, p in enumerate(passages) if i in keep], [p for i, p in enumerate(passages) if i not in keep])
 
 
 def strip_spans(text: str, language: str, min_chars: int, max_chars: int) -> list[tuple[int, int]]:
@@ -89,21 +91,26 @@ def refine_passages(
     evaluator: RelevanceEvaluator,
     strips: StripSettings,
     upper: float,
+    reference: Sequence[dict[str, Any]] = (),
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Refined copies of `passages` (weak strips dropped, emptied passages dropped) and counts for the trace.
 
     A passage graded above `upper` keeps at least its best strip: it was judged relevant as a whole.
+    `reference` (the graded passages refinement leaves out) is cut and scored with them, and then dropped: the
+    evaluator's scores are list-relative, so a lone kept strip scored alone reads as irrelevant, while scored
+    against the evidence that lost it reads as it does in an unrefined context.
     """
     pieces: list[tuple[int, int, int]] = []
-    for index, passage in enumerate(passages):
+    scored_passages = [*passages, *reference]
+    for index, passage in enumerate(scored_passages):
         for start, end in passage_strips(passage, strips):
             pieces.append((index, start, end))
-    texts = [titled(passages[i].get("title", ""), passages[i]["text"][s:e]) for i, s, e in pieces]
+    texts = [titled(scored_passages[i].get("title", ""), scored_passages[i]["text"][s:e]) for i, s, e in pieces]
     scores = evaluator.score(question, texts) if texts else []
     by_passage: dict[int, list[dict[str, Any]]] = {}
     for (index, start, end), score in zip(pieces, scores, strict=True):
         strip = {
-            "text": passages[index]["text"][start:end],
+            "text": scored_passages[index]["text"][start:end],
             "start": start,
             "end": end,
             "score": float(score),
@@ -124,11 +131,13 @@ def refine_passages(
                     "original_chars": len(passage["text"]),
                 }
             )
+    own = [strip["score"] for index in range(len(passages)) for strip in by_passage.get(index, [])]
     stats = {
         "passages": len(passages),
-        "strips": len(pieces),
+        "strips": len(own),
         "strips_kept": sum(len(k["strips"]) for k in knowledge),
         "passages_kept": len(knowledge),
-        "scores": [float(s) for s in scores],
+        "reference_strips": len(pieces) - len(own),
+        "scores": own,
     }
     return knowledge, stats

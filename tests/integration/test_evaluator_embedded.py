@@ -71,3 +71,14 @@ def test_gold_passage_scores_above_a_distractor_on_held_out_xquad(evaluator, lan
         gold_score, other_score = evaluator.score(question["question"], [passage(gold), passage(other)])
         wins += gold_score > other_score
     assert wins == len(questions)
+
+
+def test_a_lone_answer_strip_reads_as_irrelevant_but_scored_with_the_left_out_evidence_as_relevant(evaluator):
+    """Why refinement scores the left-out passages' strips too: the head's features are list-relative."""
+    question = "What award has Marlee Matlin won?"
+    answer = ("Super Bowl 50. Academy Award-winning actress Marlee Matlin provided American Sign Language (ASL) "
+              "translation of the anthem.")
+    left_out = "Super Bowl 50. The game was played on February 7, 2016, at Levi's Stadium in Santa Clara, California."
+    assert evaluator.score(question, [answer])[0] < -0.5
+    with_reference = evaluator.score(question, [answer, left_out])
+    assert with_reference[0] > 0.2 > with_reference[1]

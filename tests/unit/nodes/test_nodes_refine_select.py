@@ -56,6 +56,30 @@ def test_a_relevant_passage_keeps_its_best_strip_and_an_irrelevant_one_is_droppe
     assert [k["id"] for k in knowledge] == ["a"] and len(knowledge[0]["strips"]) == 1
 
 
+class _ListSpy(KeywordEvaluator):
+    """Records each list it scores."""
+
+    def __init__(self) -> None:
+        self.lists: list[list[str]] = []
+
+    def _score_batch(self, question: str, passages: list[str]) -> list[float]:
+        self.lists.append(list(passages))
+        return super()._score_batch(question, passages)
+
+
+def test_left_out_passages_are_scored_with_the_kept_strips_and_never_kept():
+    kept = {"id": "v", "title": "Volga", "text": "The Volga flows into the Caspian Sea.", "language": "en",
+            "grade": 0.8}
+    left_out = {"id": "t", "title": "Thames", "text": "The Thames flows through London.", "language": "en",
+                "grade": -0.9}
+    spy = _ListSpy()
+    knowledge, stats = refine_passages("Which river flows into the Caspian Sea?", [kept], spy,
+                                       StripSettings(), upper=0.5, reference=[left_out])
+    assert spy.lists == [["Volga. The Volga flows into the Caspian Sea.", "Thames. The Thames flows through London."]]
+    assert [k["id"] for k in knowledge] == ["v"] and knowledge[0]["text"] == kept["text"]
+    assert stats["strips"] == 1 and stats["reference_strips"] == 1 and len(stats["scores"]) == 1
+
+
 def unit(*values):
     vector = np.array(values, dtype=np.float32)
     return vector / np.linalg.norm(vector)
