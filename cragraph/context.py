@@ -221,6 +221,13 @@ class Context:
         "Abstain when the reader's answer (with the spans overlapping it) takes less than this share of its "
         "candidates' softmax (0..1); chosen by Truth on training questions (cragraph bench abstention).",
     )
+    answer_min_grade: float = _setting(
+        -0.5,
+        "Abstain when the passage the reader's answer cites was graded under this by the CRAG evaluator (its "
+        "scale, -1..1): refinement keeps passages down to `lower` for the reader, but an answer must stand on one "
+        "graded relevant. Ungraded passages are not gated; -1 switches it off. Chosen by Truth on training "
+        "questions (cragraph bench abstention).",
+    )
     answer_max_new_tokens: int = _setting(200, "Generation cap for the LLM answer.")
     # ---- multi-hop planning (graph/multihop.py) -------------------------------------------------------------
     multihop: Literal["auto", "always", "never"] = _setting(

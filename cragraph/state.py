@@ -143,12 +143,12 @@ class Highlight(TypedDict):
 
 
 class Withheld(TypedDict):
-    """The reader's answer that `answer_min_confidence` held back: the run abstains (a wrong answer costs more
-    than none), but the user can still see what the reader would have said, and from where."""
+    """The reader's answer that `answer_min_confidence` or `answer_min_grade` held back: the run abstains (a wrong
+    answer costs more than none), but the user can still see what the reader would have said, and from where."""
 
     answer: str
     citations: list[Citation]
-    confidence: float
+    confidence: float | None
     reason: str
 
 

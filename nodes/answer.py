@@ -8,7 +8,8 @@ refinement) are the evidence. LLM (`llm_answer`): the chat model answers in stri
 content words must occur in the passages it cites); a reply that fails either falls back to the reader and
 says so in the trace. Both abstain, in the question's language, when there is no context, no sentence reaches
 `answer_min_score`, or the reader finds no span; when the reader's confidence is under `answer_min_confidence`
-the run abstains too, and its span is kept in `withheld` for the user to see. An enumeration question routed to
+the run abstains too, as it does when the passage the span cites was graded under `answer_min_grade`; the span is
+kept in `withheld` for the user to see. An enumeration question routed to
 the full-document read ("list all ...") is answered first, on either path, with the numbered items of the lists
 its documents give (every chunk of them, read again from the index within the caller's rows), each item cited.
 """
@@ -87,11 +88,17 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if short is None:
         return _abstain(timer, language, "the reader found no answer span in the context" + _web_reason(state))
     answered = _short_answer(short, context, sentences, settings.answer_sentences, language)
+    grade = context[short.passage].get("grade")
+    held_back = ""
     if short.confidence is not None and short.confidence < settings.answer_min_confidence:
-        why = f"reader confidence {short.confidence:.2f} < answer_min_confidence {settings.answer_min_confidence}"
+        held_back = f"reader confidence {short.confidence:.2f} < answer_min_confidence {settings.answer_min_confidence}"
+    elif grade is not None and grade < settings.answer_min_grade:
+        held_back = f"the cited passage's grade {grade:.2f} < answer_min_grade {settings.answer_min_grade}"
+    if held_back:
         withheld = {"answer": answered["answer"], "citations": answered["citations"],
-                    "confidence": round(short.confidence, 4), "reason": why}
-        return {**_abstain(timer, language, why + _web_reason(state)), "withheld": withheld}
+                    "confidence": None if short.confidence is None else round(short.confidence, 4),
+                    "reason": held_back}
+        return {**_abstain(timer, language, held_back + _web_reason(state)), "withheld": withheld}
     update = {**answered, "confidence": short.confidence}
     counts: dict[str, Any] = {
         "context": len(context),

@@ -92,9 +92,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     reader.set_defaults(run=_reader_training)
 
     abstention = benches.add_parser(
-        "abstention", help="choose answer_min_score / answer_min_confidence by Truth from eval qa runs made with "
-                           "both at their floor (training questions only)",
-        description="Truth per abstention threshold pair, best first")
+        "abstention", help="choose answer_min_score / answer_min_confidence / answer_min_grade by Truth from eval qa "
+                           "runs made with all three at their floor (training questions only)",
+        description="Truth per abstention threshold triple, best first")
     abstention.add_argument("results", nargs="+", type=Path, help="results.jsonl files of `cragraph eval qa` runs")
     abstention.add_argument("--mode", default="crag", help="the mode whose Truth is maximized")
     abstention.add_argument("--top", type=int, default=10, help="rows shown")

@@ -18,6 +18,16 @@ def test_thresholds_turn_doubtful_answers_into_abstentions_and_keep_graph_absten
     assert kept(record("Warsaw [1]", 0.9, -0.5), -0.2, 0.0)["abstained"]
     assert not kept(record("Gdansk [1]", None, 0.5), 0.0, 0.9)["abstained"]  # a rule's answer has no confidence
     assert kept(record("", None, 0.0, abstained=True), -1.0, 0.0)["abstained"]
+    graded = {**record("Warsaw [1]", 0.9, 0.5), "answer_grade": -0.6}
+    assert kept(graded, -1.0, 0.0, -0.5)["abstained"] and not kept(graded, -1.0, 0.0, -0.7)["abstained"]
+    assert not kept(record("Warsaw [1]", 0.9, 0.5), -1.0, 0.0, 0.9)["abstained"]  # ungraded: not gated by grade
+
+
+def test_the_grid_finds_the_grade_that_separates_right_from_wrong():
+    records = [{**record("Gdansk [1]", 0.9, 0.5), "answer_grade": 0.4}, {**record("Warsaw [1]", 0.9, 0.5),
+                                                                          "answer_grade": -0.6}]
+    best = truth_grid(records, "crag", [-1.0], [0.0])[0]
+    assert best["mean"] == 0.5 and -0.6 < best["min_grade"] <= 0.4
 
 
 def test_the_best_pair_abstains_on_the_wrong_answers_only():
