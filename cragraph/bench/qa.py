@@ -224,13 +224,16 @@ def answered_record(update: dict[str, Any], context: list[dict[str, Any]], ranke
 
 
 def answer_scores(trace: Sequence[dict[str, Any]], state: dict[str, Any]) -> dict[str, Any]:
-    """The answer's confidence, its best evidence score, the grade of the passage it cites first and where that
-    passage came from (index or web): what abstention is chosen from."""
+    """The answer's confidence, its best evidence score, the grade of the passage it cites first, the best grade
+    in its context and where the cited passage came from (index or web): what abstention is chosen from."""
     counts = next((r.get("counts") or {} for r in reversed(trace) if r.get("node") == "answer"), {})
     citations = state.get("citations") or []
     cited = [c.get("id") for c in citations]
-    grade = next((p.get("grade") for p in state.get("selected") or [] if cited and p.get("id") == cited[0]), None)
+    selected = state.get("selected") or []
+    grade = next((p.get("grade") for p in selected if cited and p.get("id") == cited[0]), None)
+    grades = [p["grade"] for p in selected if p.get("grade") is not None]
     return {"confidence": state.get("confidence"), "best_evidence": counts.get("best_evidence"), "answer_grade": grade,
+            "best_grade": max(grades) if grades and cited else None,
             "answer_source": citations[0].get("source") if citations else None}
 
 
