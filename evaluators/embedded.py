@@ -32,6 +32,17 @@ CROSSLINGUAL_WEIGHTS = WEIGHTS_DIR / "embedded-e5-small-crosslingual-v1.npz"
 --crosslingual`): the main head, trained on same-language pairs, leans on word overlap that such a pair cannot
 have, and grades it irrelevant."""
 _VECTOR_MEMO_SIZE = 4096
+BACKGROUND = (
+    "Paper sizes. The A series of paper sizes is defined so that each size is half of the one before it, cut across "
+    "its longer side.",
+    "Форматы бумаги. Форматы серии A устроены так, что каждый следующий вдвое меньше предыдущего: лист делят поперёк "
+    "длинной стороны.",
+    "纸张尺寸。A系列纸张的每一个尺寸都是前一个尺寸沿长边对折后的一半。",
+)
+"""Off-topic passages (en, ru, zh) a list of one is scored beside, then dropped: the head's features compare a
+passage with the rest of its list, and a passage with no list to stand out from reads as half irrelevant (a gold
+passage alone scores under -0.5 for about half of the training questions; beside these, for 1-2%;
+docs/benchmarks.md)."""
 
 
 class RelevanceFeatures:
@@ -126,12 +137,15 @@ class EmbeddedEvaluator(RelevanceEvaluator):
         return self.extractor.features(question, passages, query_vector)
 
     def score(self, question: str, passages: Sequence[str], batch_size: int = 16) -> list[float]:
-        """One score in [-1, 1] per passage, the list scored together (batch_size is accepted, not needed)."""
+        """One score in [-1, 1] per passage, the list scored together (a list of one beside BACKGROUND);
+        batch_size is accepted, not needed."""
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         items = list(passages)
         if not items:
             return []
+        if len(items) == 1:
+            return self._score_batch(question, [*items, *BACKGROUND])[:1]
         return self._score_batch(question, items)
 
     def _score_batch(self, question: str, passages: list[str]) -> list[float]:

@@ -73,12 +73,15 @@ def test_gold_passage_scores_above_a_distractor_on_held_out_xquad(evaluator, lan
     assert wins == len(questions)
 
 
-def test_a_lone_answer_strip_reads_as_irrelevant_but_scored_with_the_left_out_evidence_as_relevant(evaluator):
-    """Why refinement scores the left-out passages' strips too: the head's features are list-relative."""
+def test_a_passage_scored_alone_is_judged_beside_the_background_not_as_a_list_of_one(evaluator):
+    """The head's features are list-relative: a list of one had nothing to stand out from and read as irrelevant
+    (this answer scored -0.98 alone, 0.70 beside one other passage)."""
     question = "What award has Marlee Matlin won?"
     answer = ("Super Bowl 50. Academy Award-winning actress Marlee Matlin provided American Sign Language (ASL) "
               "translation of the anthem.")
     left_out = "Super Bowl 50. The game was played on February 7, 2016, at Levi's Stadium in Santa Clara, California."
-    assert evaluator.score(question, [answer])[0] < -0.5
+    assert evaluator.head.scores(evaluator.features(question, [answer]))[0] < -0.5  # the list of one, unaided
+    assert evaluator.score(question, [answer])[0] > 0.5
+    assert evaluator.score(question, [left_out])[0] < -0.5
     with_reference = evaluator.score(question, [answer, left_out])
     assert with_reference[0] > 0.2 > with_reference[1]
