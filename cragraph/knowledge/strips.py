@@ -97,8 +97,9 @@ def refine_passages(
 
     A passage graded above `upper` keeps at least its best strip: it was judged relevant as a whole.
     `reference` (the graded passages refinement leaves out) is cut and scored with them, and then dropped: the
-    evaluator's scores are list-relative, so a lone kept strip scored alone reads as irrelevant, while scored
-    against the evidence that lost it reads as it does in an unrefined context.
+    evaluator's scores are list-relative, so the kept strips are judged against the evidence that lost, as an
+    unrefined context's strips are, not only against each other (one kept passage's strips alone read as
+    irrelevant far more often).
     """
     pieces: list[tuple[int, int, int]] = []
     scored_passages = [*passages, *reference]
