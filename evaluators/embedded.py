@@ -40,9 +40,8 @@ BACKGROUND = (
     "纸张尺寸。A系列纸张的每一个尺寸都是前一个尺寸沿长边对折后的一半。",
 )
 """Off-topic passages (en, ru, zh) a list of one is scored beside, then dropped: the head's features compare a
-passage with the rest of its list, and a passage with no list to stand out from reads as half irrelevant (a gold
-passage alone scores under -0.5 for about half of the training questions; beside these, for 1-2%;
-docs/benchmarks.md)."""
+passage with the rest of its list, so a relevant passage with no list to stand out from often reads as irrelevant
+(measured in the README, "Relevance evaluators")."""
 
 
 class RelevanceFeatures:

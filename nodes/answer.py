@@ -7,11 +7,11 @@ refinement) are the evidence. LLM (`llm_answer`): the chat model answers in stri
 (citations in range, evidence copied from the cited passages) and checked by the reader's support test (its
 content words must occur in the passages it cites); a reply that fails either falls back to the reader and
 says so in the trace. Both abstain, in the question's language, when there is no context, no sentence reaches
-`answer_min_score`, or the reader finds no span; when the reader's confidence is under `answer_min_confidence`
-the run abstains too, as it does when the passage the span cites was graded under `answer_min_grade`; the span is
-kept in `withheld` for the user to see. An enumeration question routed to
-the full-document read ("list all ...") is answered first, on either path, with the numbered items of the lists
-its documents give (every chunk of them, read again from the index within the caller's rows), each item cited.
+`answer_min_score`, or the reader finds no span; the reader's answer is also held back (the run abstains, the span
+kept in `withheld` for the user to see) when its confidence is under `answer_min_confidence` or the passage it
+cites was graded under `answer_min_grade`. An enumeration question routed to the full-document read ("list all
+...") is answered first, on either path, with the numbered items of the lists its documents give (every chunk of
+them, read again from the index within the caller's rows), each item cited.
 """
 
 from __future__ import annotations

@@ -5,9 +5,10 @@ and the second hop searches with the walk's best passage and fuses by rank."""
 import pytest
 
 from cragraph.retrieval.fusion import reciprocal_rank_fusion
-from cragraph.retrieval.graph_walk import WALK_WEIGHT, GraphSettings, graph_rerank
+from cragraph.retrieval.graph_walk import WALK_WEIGHT, GraphSettings, graph_rerank, second_hop
 from cragraph.retrieval.retriever import HybridRetriever
 from stores.bundle import IndexBundle
+from stores.types import Chunk, Hit
 from tests.fixtures.graph import build_tiny_index
 
 DOCS = [
@@ -109,3 +110,25 @@ def test_a_question_at_the_query_limit_gets_its_second_hop_without_a_passage(ret
     walked = graph_rerank(retriever, QUESTION, "en", first, k=4)
     (query, _, _), = spy.calls
     assert query == QUESTION and walked.hits
+
+
+class _Fixed:
+    """A retriever whose search returns a fixed list."""
+
+    def __init__(self, hits):
+        self.hits = hits
+        self.settings = type("Settings", (), {"max_query_chars": 8000})()
+
+    def search(self, query, **kwargs):
+        return self.hits
+
+
+def test_the_walks_order_outweighs_a_passage_only_the_second_hop_found():
+    def hit(name):
+        return Hit(Chunk(name, name, f"{name} text"), 1.0)
+
+    walked = [hit("a"), hit("b"), hit("c")]
+    found = [hit("d"), hit("c")]
+    fused = [h.chunk.id for h in second_hop(_Fixed(found), "q", walked, k=4)]
+    # c is in both lists; with equal weights d (second hop's first) would tie a and pass b
+    assert fused == ["c", "a", "b", "d"] and WALK_WEIGHT > 1
