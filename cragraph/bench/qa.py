@@ -38,6 +38,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from cragraph.bench.datasets import Dataset, Question, load_dataset
+from cragraph.bench.paired import DIFFERENCE_CAPTION, against_baseline, difference_table
 from cragraph.bench.qa_metrics import aggregate, by_type, recall_curve, score_record, stage_latency
 
 OUR_MODES = ("plain", "crag", "crag-multihop")
@@ -355,6 +356,8 @@ def summarize(records: Sequence[dict[str, Any]], modes: Sequence[str], judge: An
         if any(r.get("unanswerable") for r in rows):
             summary[mode]["answerable"] = aggregate([r for r in rows if not r.get("unanswerable")])
             summary[mode]["unanswerable"] = aggregate([r for r in rows if r.get("unanswerable")])
+    for mode, paired in against_baseline(kept, modes).items():
+        summary[mode]["against_plain"] = paired
     return summary
 
 
@@ -599,6 +602,9 @@ def report_markdown(report: dict[str, Any]) -> str:
         "",
         ratio_table(summary),
     ]
+    differences = difference_table(summary)
+    if differences:
+        parts += ["", DIFFERENCE_CAPTION, "", differences]
     truth = truth_table(summary)
     if truth:
         unanswerable = report["settings"].get("unanswerable", 0)

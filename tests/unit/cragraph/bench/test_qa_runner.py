@@ -144,3 +144,14 @@ def test_a_record_names_the_source_and_grade_of_the_passage_its_answer_cites_fir
                                            "best_grade": 0.9, "answer_source": "web"}
     assert answer_scores([], {"abstained": True})["answer_source"] is None
     assert answer_scores([], {"abstained": True})["best_grade"] is None
+
+
+def test_summary_pairs_each_mode_with_plain_by_question(tmp_path):
+    log = ResultsLog(tmp_path / "results.jsonl")
+    records = run_questions(_dataset(4), {"plain": _runner([], fail_on="question 1"), "crag": _runner([])}, log,
+                            progress=False)
+    summary = summarize(records, ["plain", "crag"], None, {f"q{i}" for i in range(4)})
+    assert "against_plain" not in summary["plain"]
+    contains = summary["crag"]["against_plain"]["Contains"]
+    assert contains["mean"] == 0.25 and contains["questions"] == 4  # plain's failed q1 is crag's one gain
+    assert contains["low"] <= 0.25 <= contains["high"]
