@@ -18,6 +18,8 @@ PAIRED_METRICS = ("EM", "Contains", "Truth")
 BASELINE = "plain"
 RESAMPLES = 2000
 LEVEL = 0.95
+DIFFERENCE_CAPTION = (f"Against plain, paired by question (mean difference, {LEVEL:.0%} bootstrap interval over the "
+                      f"questions, {RESAMPLES} resamples; an interval that holds 0 is no difference):")
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,3 @@ def difference_table(summary: dict[str, dict[str, Any]], metrics: Sequence[str] 
     lines += [f"| {mode} | " + " | ".join(difference_cell(paired.get(m)) for m in metrics) + " |"
               for mode, paired in rows]
     return "\n".join(lines)
-
-
-DIFFERENCE_CAPTION = (f"Against plain, paired by question (mean difference, {LEVEL:.0%} bootstrap interval over the "
-                      f"questions, {RESAMPLES} resamples; an interval that holds 0 is no difference):")
