@@ -275,10 +275,12 @@ def summary_table(reports: dict[str, dict[str, Any]], columns: Sequence[str] = S
     return "\n".join(lines)
 
 
-def paired_summary_table(reports: dict[str, dict[str, Any]], metrics: Sequence[str] = PAIRED_METRICS) -> str:
-    """Rows: (mode, metric) for the modes compared with plain; columns: sets; cells: paired difference [interval]."""
+def paired_summary_table(reports: dict[str, dict[str, Any]], only: Sequence[str] | None = None,
+                         metrics: Sequence[str] = PAIRED_METRICS) -> str:
+    """Rows: (mode, metric) for the modes compared with plain (those in `only`, when given); columns: sets; cells:
+    paired difference [interval]."""
     modes = list(dict.fromkeys(m for report in reports.values() for m, r in report["modes"].items()
-                               if r.get("against_plain")))
+                               if r.get("against_plain") and (only is None or m in only)))
     if not modes:
         return ""
     lines = ["| mode | metric | " + " | ".join(short_name(n) for n in reports) + " |",
@@ -291,8 +293,8 @@ def paired_summary_table(reports: dict[str, dict[str, Any]], metrics: Sequence[s
     return "\n".join(lines)
 
 
-def _paired_block(reports: dict[str, dict[str, Any]]) -> str:
-    table = paired_summary_table(reports)
+def _paired_block(reports: dict[str, dict[str, Any]], only: Sequence[str] | None = None) -> str:
+    table = paired_summary_table(reports, only)
     return f"\n\n{DIFFERENCE_CAPTION}\n\n{table}" if table else ""
 
 
@@ -402,7 +404,7 @@ def render_readme_section(reports: dict[str, dict[str, Any]], command: str, docs
         "the shipped defaults, so the answer step's abstentions count (an abstention scores 0 in EM, 0 in Truth, "
         "a wrong answer -1 in Truth). " + SUMMARY_HEADER,
         "",
-        summary_table(reports) + _paired_block(reports),
+        summary_table(reports) + _paired_block(reports, OUR_MODES),
         "",
         f"Per-set tables, plots, where we lose to a peer and why, the machine: [{docs_link}]({docs_link}) "
         f"(generated {date} by `{command}`; `--render-only` re-renders from finished runs).",

@@ -41,7 +41,10 @@ def _report(name: str, crag_contains: float) -> dict:
         "modes": {"plain": _mode(0.6, 0.1, 900.0), "crag": {**_mode(crag_contains, 0.3, 200.0), "against_plain": {
                       metric: {"mean": crag_contains - 0.6, "low": crag_contains - 0.7, "high": crag_contains - 0.5,
                                "questions": 3} for metric in ("EM", "Contains", "Truth")}},
-                  "rank-bm25": _mode(0.6, 0.1, 800.0), "binary-crag": _mode(0.3, 0.5, 30.0)},
+                  "rank-bm25": {**_mode(0.6, 0.1, 800.0), "against_plain": {
+                      metric: {"mean": 0.0, "low": -0.1, "high": 0.1, "questions": 3}
+                      for metric in ("EM", "Contains", "Truth")}},
+                  "binary-crag": _mode(0.3, 0.5, 30.0)},
     }
 
 
@@ -98,6 +101,7 @@ def test_render_writes_docs_plots_and_only_the_readme_section(tmp_path):
     assert "- crag Contains 0.500 < rank-bm25 0.600" in page                 # toy_a's computed loss
     assert "| crag | EM - plain | -0.100 [-0.200, +0.000] | +0.100 [+0.000, +0.200] |" in page  # across sets
     assert "| crag | -0.100 [-0.200, +0.000] | -0.100 [-0.200, +0.000] |" in page  # toy_a's own table
+    assert "| rank-bm25 | Truth - plain | +0.000 [-0.100, +0.100] |" in page  # the page pairs the peers too
     assert "### toy_b" in page and "| crag | bridge | 3 |" in page          # per-set and per-type tables
     assert "CRAG abstains on toy_a because grading is uncalibrated." in page  # hand-written notes
     assert "questions 4-5 of each set" in page and "0.781" in page           # the calibration slice
@@ -112,6 +116,7 @@ def test_render_writes_docs_plots_and_only_the_readme_section(tmp_path):
     assert "old results" not in readme and "[docs/qa_results.md](docs/qa_results.md)" in readme
     assert "| crag | 0.50 / 0.20 / 200 | 0.70 / 0.40 / 200 |" in readme
     assert "| crag | Truth - plain | -0.100 [-0.200, +0.000] | +0.100 [+0.000, +0.200] |" in readme
+    assert "| rank-bm25 | Truth - plain |" not in readme  # the README pairs our rows only
 
 
 def test_render_without_runs_says_so(tmp_path):
