@@ -337,7 +337,8 @@ def run_questions(dataset: Dataset, runners: dict[str, ModeRunner], log: Results
 
 def summarize(records: Sequence[dict[str, Any]], modes: Sequence[str], judge: Any | None,
               question_ids: set[str]) -> dict[str, dict[str, Any]]:
-    """Per mode: mean metrics, recall@k curve, stage latency, per-type metrics (only this run's questions)."""
+    """Per mode: mean metrics, recall@k curve, stage latency, per-type metrics and, for every mode but plain, the
+    paired difference against plain (bench.paired); only this run's questions."""
     kept = [r for r in records if r["mode"] in modes and r["id"] in question_ids]
     for record in kept:
         record["scores"] = score_record(record)
