@@ -177,23 +177,13 @@ class Reader:
 
 
 def answer_share(candidates: list[ReaderAnswer]) -> float:
-    """The first candidate's softmax share against its strongest rival alone: a rival is a candidate that neither
-    overlaps it in the same passage ("Caspian Sea", "the Caspian Sea" and "into the Caspian Sea" are one answer
-    with three boundaries) nor says the same words elsewhere (a second passage agreeing is no rival).
-
-    Why not the share among all candidates: that one falls with the number of near-miss spans in the list's tail,
-    which a one-passage context has many of, so the same answer looked less sure read from crag's one kept
-    passage than from plain's five."""
+    """The first candidate's softmax share among all, counting the candidates that overlap it in the same
+    passage as the same answer: "Caspian Sea", "the Caspian Sea" and "into the Caspian Sea" are one answer with
+    three boundaries, not three rivals."""
+    shares = np.exp(np.array([c.score for c in candidates]) - max(c.score for c in candidates))
     best = candidates[0]
-    said = _said(best.text)
-    rivals = [c.score for c in candidates[1:] if not _overlaps(best, c) and _said(c.text) != said]
-    if not rivals:
-        return 1.0
-    return float(1.0 / (1.0 + np.exp(max(rivals) - best.score)))
-
-
-def _said(text: str) -> str:
-    return " ".join(text.lower().split())
+    same = [_overlaps(best, c) for c in candidates]
+    return float(shares[same].sum() / shares.sum())
 
 
 def _overlaps(a: ReaderAnswer, b: ReaderAnswer) -> bool:
