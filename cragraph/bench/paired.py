@@ -87,3 +87,8 @@ def difference_table(summary: dict[str, dict[str, Any]], metrics: Sequence[str] 
     lines += [f"| {mode} | " + " | ".join(difference_cell(paired.get(m)) for m in metrics) + " |"
               for mode, paired in rows]
     return "\n".join(lines)
+
+
+def captioned(table: str) -> list[str]:
+    """Report lines for a paired table under its caption, after a blank line; none for an empty table."""
+    return ["", DIFFERENCE_CAPTION, "", table] if table else []

@@ -38,7 +38,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from cragraph.bench.datasets import Dataset, Question, load_dataset
-from cragraph.bench.paired import DIFFERENCE_CAPTION, against_baseline, difference_table
+from cragraph.bench.paired import against_baseline, captioned, difference_table
 from cragraph.bench.qa_metrics import aggregate, by_type, recall_curve, score_record, stage_latency
 
 OUR_MODES = ("plain", "crag", "crag-multihop")
@@ -603,9 +603,7 @@ def report_markdown(report: dict[str, Any]) -> str:
         "",
         ratio_table(summary),
     ]
-    differences = difference_table(summary)
-    if differences:
-        parts += ["", DIFFERENCE_CAPTION, "", differences]
+    parts += captioned(difference_table(summary))
     truth = truth_table(summary)
     if truth:
         unanswerable = report["settings"].get("unanswerable", 0)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cragraph.bench.paired import DIFFERENCE_CAPTION, PAIRED_METRICS, difference_cell, difference_table
+from cragraph.bench.paired import PAIRED_METRICS, captioned, difference_cell, difference_table
 from cragraph.bench.qa import (
     ALL_MODES,
     OUR_MODES,
@@ -294,8 +294,7 @@ def paired_summary_table(reports: dict[str, dict[str, Any]], only: Sequence[str]
 
 
 def _paired_block(reports: dict[str, dict[str, Any]], only: Sequence[str] | None = None) -> str:
-    table = paired_summary_table(reports, only)
-    return f"\n\n{DIFFERENCE_CAPTION}\n\n{table}" if table else ""
+    return "\n".join(["", *captioned(paired_summary_table(reports, only))])
 
 
 def _cell(column: str, value: float | None) -> str:
@@ -358,9 +357,7 @@ def set_section(name: str, report: dict[str, Any], plot_links: Sequence[str]) ->
         "",
         ratio_table(summary),
     ]
-    differences = difference_table(summary)
-    if differences:
-        parts += ["", DIFFERENCE_CAPTION, "", differences]
+    parts += captioned(difference_table(summary))
     found = loss_lines(losses(summary))
     parts += ["", "Where one of our rows is worse than a peer row (computed from the table above):", ""]
     parts += found or ["- nowhere: every row of ours is at least as good as every peer on every column"]

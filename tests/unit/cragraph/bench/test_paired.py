@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cragraph.bench.paired import against_baseline, difference_table, paired_difference
+from cragraph.bench.paired import against_baseline, captioned, difference_table, paired_difference
 
 
 def test_identical_scores_differ_by_nothing_with_no_spread():
@@ -66,3 +66,5 @@ def test_difference_table_shows_signed_means_and_intervals():
     assert table.splitlines()[0] == "| mode | EM - plain | Contains - plain | Truth - plain |"
     assert "| crag | -0.025 [-0.060, +0.010] | +0.000 [-0.030, +0.030] | +0.060 [+0.010, +0.110] |" in table
     assert difference_table({"plain": {}}) == ""
+    assert captioned(table) == ["", captioned(table)[1], "", table] and captioned(table)[1].startswith("Against plain")
+    assert captioned("") == []
