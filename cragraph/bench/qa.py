@@ -226,8 +226,11 @@ def answered_record(update: dict[str, Any], context: list[dict[str, Any]], ranke
 
 def answer_scores(trace: Sequence[dict[str, Any]], state: dict[str, Any]) -> dict[str, Any]:
     """The answer's confidence, its best evidence score, the grade of the passage it cites first, the best grade
-    in its context and where the cited passage came from (index or web): what abstention is chosen from."""
-    counts = next((r.get("counts") or {} for r in reversed(trace) if r.get("node") == "answer"), {})
+    in its context and where the cited passage came from (index or web): what abstention is chosen from. An
+    abstention keeps its reason and, when the reader's span was held back, that span's confidence."""
+    last = next((r for r in reversed(trace) if r.get("node") == "answer"), {})
+    counts = last.get("counts") or {}
+    withheld = state.get("withheld") or {}
     citations = state.get("citations") or []
     cited = [c.get("id") for c in citations]
     selected = state.get("selected") or []
@@ -235,7 +238,9 @@ def answer_scores(trace: Sequence[dict[str, Any]], state: dict[str, Any]) -> dic
     grades = [p["grade"] for p in selected if p.get("grade") is not None]
     return {"confidence": state.get("confidence"), "best_evidence": counts.get("best_evidence"), "answer_grade": grade,
             "best_grade": max(grades) if grades and cited else None,
-            "answer_source": citations[0].get("source") if citations else None}
+            "answer_source": citations[0].get("source") if citations else None,
+            "withheld_confidence": withheld.get("confidence"),
+            "abstain_reason": last.get("note") if state.get("abstained") else None}
 
 
 def stage_durations(trace: Sequence[dict[str, Any]]) -> dict[str, float]:
