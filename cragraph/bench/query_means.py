@@ -20,6 +20,7 @@ import numpy as np
 
 from cragraph.bench.training_data import XQUAD, XQUAD_LANGUAGES, default_data_root, xquad_subset
 from cragraph.retrieval.crosslingual import means_file
+from stores.chinese_script import traditional
 
 SOURCE = "SOURCE.md"
 
@@ -36,13 +37,7 @@ def parallel_questions(data_root: Path) -> dict[str, list[str]]:
 
 def _both_scripts(chinese: list[str]) -> list[str]:
     """The simplified questions and their traditional-character forms."""
-    try:
-        import opencc
-    except ImportError as error:
-        raise ImportError("cragraph bench query-means needs OpenCC for traditional Chinese: pip install "
-                          "'cragraph[bench]' (or pip install opencc)") from error
-    to_traditional = opencc.OpenCC("s2t")
-    return [*chinese, *(to_traditional.convert(text) for text in chinese)]
+    return [*chinese, *(traditional(text) for text in chinese)]
 
 
 def write_query_means(out: Path, embedder: str = "e5-small", data_root: Path | None = None) -> Path:

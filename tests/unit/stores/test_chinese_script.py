@@ -1,0 +1,32 @@
+"""Traditional Chinese folded to simplified with every offset kept, and messages turned back into traditional."""
+
+from __future__ import annotations
+
+import stores.chinese_script as chinese_script
+from stores.chinese_script import is_traditional, simplified, traditional
+
+
+def test_traditional_text_folds_to_simplified_with_the_same_length():
+    question = "誰在分區輪輸給了野馬隊？"
+    assert simplified(question) == "谁在分区轮输给了野马队？"
+    assert len(simplified(question)) == len(question)
+    assert simplified("谁在分区轮输给了野马队？") == "谁在分区轮输给了野马队？"  # simplified stays as it is
+    assert simplified("Who lost? Кто проиграл?") == "Who lost? Кто проиграл?"
+
+
+def test_the_script_of_a_question_is_told_and_a_message_can_follow_it():
+    assert is_traditional("這些移居者於何時被歸化為英國殖民者?")
+    assert not is_traditional("这些移居者于何时被归化为英国殖民者?")
+    assert not is_traditional("When were they naturalized?")
+    assert traditional("现有资料中没有足够的信息") == "現有資料中沒有足夠的信息"
+
+
+def test_a_conversion_that_would_change_the_length_falls_back_to_one_character_at_a_time(monkeypatch):
+    class Lengthening:
+        """A converter whose phrase conversion adds a character (as a phrase table entry could)."""
+
+        def convert(self, text: str) -> str:
+            return text.replace("後", "后") + ("!" if len(text) > 1 else "")
+
+    monkeypatch.setattr(chinese_script, "_converter", lambda config: Lengthening())
+    assert simplified("後來") == "后來"
