@@ -52,13 +52,14 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context = state.get("selected", [])
     if not context:
         why = "no context survived grading and selection" + _web_reason(state)
-        return _abstain(timer, language, why)
+        return _abstain(timer, state, language, why)
     evaluator = lazy_evaluator(settings)
     sentences = scored_sentences(state["question"], context, evaluator, section(StripSettings, settings, "strip_"))
     best = max((s["score"] for s in sentences), default=-1.0)
     if best < settings.answer_min_score:
         return _abstain(
             timer,
+            state,
             language,
             f"best evidence score {best:.2f} < answer_min_score {settings.answer_min_score}" + _web_reason(state),
         )
@@ -86,7 +87,7 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     passages = [_reader_passage(p) for p in context]
     short = reader.read(state["question"], passages, language)
     if short is None:
-        return _abstain(timer, language, "the reader found no answer span in the context" + _web_reason(state))
+        return _abstain(timer, state, language, "the reader found no answer span in the context" + _web_reason(state))
     answered = _short_answer(short, context, sentences, settings.answer_sentences, language)
     grade = context[short.passage].get("grade")
     held_back = ""
@@ -98,7 +99,7 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         withheld = {"answer": answered["answer"], "citations": answered["citations"],
                     "confidence": None if short.confidence is None else round(short.confidence, 4),
                     "reason": held_back}
-        return {**_abstain(timer, language, held_back + _web_reason(state)), "withheld": withheld}
+        return {**_abstain(timer, state, language, held_back + _web_reason(state)), "withheld": withheld}
     update = {**answered, "confidence": short.confidence}
     counts: dict[str, Any] = {
         "context": len(context),
@@ -179,7 +180,7 @@ def llm_answer(
     if not reply.answerable:
         why = f"the LLM ({spec}) found no answer in the context"
         return {
-            **abstained(language),
+            **abstained(language, question),
             "decision": "abstain",
             "counts": {"context": len(context)},
         }, why
@@ -243,6 +244,6 @@ def _web_reason(state: State) -> str:
     return f"; web: {status}" if status and status not in ("ok", "not run") else ""
 
 
-def _abstain(timer: StageTimer, language: str, why: str) -> dict[str, Any]:
-    return {**abstained(language), "trace": [timer.record("abstain", {"citations": 0}, (), why)]}
+def _abstain(timer: StageTimer, state: State, language: str, why: str) -> dict[str, Any]:
+    return {**abstained(language, state["question"]), "trace": [timer.record("abstain", {"citations": 0}, (), why)]}
 

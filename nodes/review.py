@@ -122,4 +122,4 @@ def _shown_passages(state: State) -> list[dict[str, Any]]:
 
 def _abstained(state: State) -> dict[str, Any]:
     question = state.get("question") if isinstance(state.get("question"), str) else ""
-    return {**abstained(state.get("language") or language_of(question or "")), "highlights": []}
+    return {**abstained(state.get("language") or language_of(question or ""), question or ""), "highlights": []}

@@ -2,7 +2,8 @@
 
 Why: a span reader cannot say "yes" or "no", and on "Which is older, A or B?" it may point at a date rather
 than at A or B. These forms are marked by closed-class words in every language, so rules are enough to spot
-them; the reader's span scores then decide between the options.
+them; the reader's span scores then decide between the options. Chinese rules are in simplified characters:
+the reader folds a traditional-character question before it asks (stores.chinese_script).
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from stores.tokenize import tokenize
 
 _EN_AUX = re.compile(r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|am)\b", re.I)
 _RU_YESNO = re.compile(r"(?:^|\s)ли(?:\s|$)|^(?:правда|верно)\b", re.I)
-_ZH_YESNO = re.compile(r"(吗|嗎)[？?]?$|是否|是不是|有没有|有沒有")
-_ZH_WH = re.compile(r"哪|什么|什麼|谁|誰|几|幾|多少|怎么|怎麼|为什么|為什麼|何")
-_OR = re.compile(r"\s+(?:or|или)\s+|还是|還是|或是", re.I)
+_ZH_YESNO = re.compile(r"吗[？?]?$|是否|是不是|有没有")
+_ZH_WH = re.compile(r"哪|什么|谁|几|多少|怎么|为什么|何")
+_OR = re.compile(r"\s+(?:or|или)\s+|还是|或是", re.I)
 _LEAD = re.compile(r"^(?:(?:is|are|was|were|do|does|did|has|have|had)\s+)", re.I)
 _BOTH = re.compile(r"\b(?:both|same|either)\b|\bоба\b|\bобе\b|\bтот же\b|都|同一", re.I)
 

@@ -26,6 +26,7 @@ from cragraph.reader.questions import question_form
 from cragraph.reader.rerank import FEATURES, rerank
 from cragraph.reader.types import Passage, ReaderAnswer, ReaderWeightsError
 from cragraph.reader.window import ReadContext, build_context
+from stores.chinese_script import simplified
 from stores.tokenize import tokenize
 
 DEFAULT_WEIGHTS = Path(__file__).resolve().parent / "weights"
@@ -150,6 +151,14 @@ class Reader:
         passages = [p if isinstance(p, Passage) else Passage(str(p)) for p in passages]
         if not any(p.text.strip() for p in passages) or not question.strip():
             return None, None, []
+        # rules and weights know simplified characters; the folded text keeps every offset of the original
+        folded = [replace(p, text=simplified(p.text), title=simplified(p.title)) for p in passages]
+        best, scored, candidates = self._read(simplified(question), folded, language)
+        return (None if best is None else _as_written(best, passages, folded)), scored, candidates
+
+    def _read(
+        self, question: str, passages: list[Passage], language: str
+    ) -> tuple[ReaderAnswer | None, Scored | None, list[ReaderAnswer]]:
         scored = self.score(question, passages, language)
         candidates = self.spans(scored)
         form = question_form(question, language)
@@ -174,6 +183,17 @@ class Reader:
             return None, scored, candidates
         best = replace(candidates[0], confidence=answer_share(candidates))
         return best, scored, candidates
+
+
+def _as_written(answer: ReaderAnswer, passages: list[Passage], folded: list[Passage]) -> ReaderAnswer:
+    """The answer cut from the passage as written (traditional characters stay traditional); yes / no as is."""
+    if answer.start < 0 or answer.end <= answer.start:
+        return answer
+    source, fold = passages[answer.passage], folded[answer.passage]
+    written = source.title if answer.in_title else source.text
+    at = fold.text.find(answer.sentence) if answer.sentence else -1
+    sentence = source.text[at : at + len(answer.sentence)] if at >= 0 else answer.sentence
+    return replace(answer, text=written[answer.start : answer.end], sentence=sentence)
 
 
 def answer_share(candidates: list[ReaderAnswer]) -> float:

@@ -10,6 +10,7 @@ from cragraph.bench.qa_metrics import normalize_answer
 from cragraph.context import Context
 from cragraph.models.scripted import ScriptedChatModel
 from nodes.answer import answer
+from stores.chinese_script import traditional
 
 CONTEXT = [
     {
@@ -215,3 +216,31 @@ def test_llm_answer_obeying_an_instruction_inside_a_document_is_not_supported(mo
     scripted(monkeypatch, '{"answerable": true, "answer": "PWNED [1]", "citations": [1], "evidence": []}')
     result = run({**STATE, "selected": poisoned}, llm_answer=True, answer_min_confidence=0.0)
     assert "PWNED" not in result["answer"] and "not supported" in result["trace"][0]["note"]
+
+
+BRONCOS = "野马队在分区轮以 23–16 击败了匹兹堡钢人队，在比赛的最后三分钟拿下 11 分。"
+
+
+def _chinese_state(question: str, text: str) -> dict:
+    passage = {"id": "sb#0", "title": "Super_Bowl_50", "text": text, "strips": [{"text": text, "score": 0.8}]}
+    return {"question": question, "language": "zh", "selected": [passage]}
+
+
+def test_a_question_in_traditional_characters_is_answered_as_in_simplified_and_in_its_own_script():
+    gates = {"answer_min_score": -1.0, "answer_min_confidence": 0.0}
+    simple = run(_chinese_state("谁在分区轮输给了野马队？", BRONCOS), **gates)
+    written = run(_chinese_state("誰在分區輪輸給了野馬隊？", traditional(BRONCOS)), **gates)
+    assert simple["answer"] == "匹兹堡钢人队 [1]"
+    assert written["answer"] == "匹茲堡鋼人隊 [1]"  # cut from the passage as written
+    assert written["evidence"][0]["sentence"] == traditional(BRONCOS)
+    assert written["trace"][0]["decision"] == simple["trace"][0]["decision"] == "reader answer (span)"
+    assert written["confidence"] == simple["confidence"]  # the reader read the same (folded) text
+    asked = run(_chinese_state("野馬隊擊敗了匹茲堡鋼人隊嗎？", traditional(BRONCOS)), **gates)
+    assert asked["trace"][0]["decision"] in {"reader answer (yes)", "reader answer (no)"}
+
+
+def test_an_abstention_follows_the_script_of_the_question():
+    written = run({**_chinese_state("誰在分區輪輸給了野馬隊？", ""), "selected": []})
+    assert written["abstained"] and written["answer"] == "現有資料中沒有足夠的信息來回答這個問題。"
+    simple = run({**_chinese_state("谁在分区轮输给了野马队？", ""), "selected": []})
+    assert simple["answer"] == "现有资料中没有足够的信息来回答这个问题。"
