@@ -2,12 +2,15 @@
 no top-k passage list guarantees, so the router sends them to a full-document read and the answer is a list.
 
 Rules only, per language, anchored on the request itself ("list", "name all", "what are the five", "перечисли",
-"какие есть", "列出", "有哪些"); a question that merely contains "all" is not one.
+"какие есть", "列出", "有哪些"); a question that merely contains "all" is not one. Chinese patterns are in simplified
+characters; a traditional-character question is folded before they look.
 """
 
 from __future__ import annotations
 
 import re
+
+from stores.chinese_script import simplified
 
 _NUMBER_WORDS = r"(?:\d+|two|three|four|five|six|seven|eight|nine|ten|twelve)"
 _PATTERNS: tuple[re.Pattern[str], ...] = (  # English, Russian, Chinese
@@ -26,8 +29,9 @@ _PATTERNS: tuple[re.Pattern[str], ...] = (  # English, Russian, Chinese
 
 def enumeration_request(question: str) -> str | None:
     """The matched request ("list all", ...) when `question` asks for every item of a set, else None."""
+    folded = simplified(question)
     for pattern in _PATTERNS:
-        match = pattern.search(question)
+        match = pattern.search(folded)
         if match:
-            return match.group(0).strip()
+            return question[match.start() : match.end()].strip()
     return None

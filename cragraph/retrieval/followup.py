@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from cragraph.retrieval.multi_query import content_words, keyword_form
+from stores.chinese_script import simplified
 from stores.text import language_of
 
 MAX_OWN_CONTENT_WORDS = 3  # a pronoun question with more words of its own is taken as standalone
@@ -63,7 +64,7 @@ def clean_answer(answer: str) -> str:
 
 
 def _connector(question: str) -> str | None:
-    lowered = question.lower()
+    lowered = simplified(question.lower())  # the Chinese connectors are in simplified characters
     for connector in _CONNECTORS:
         if lowered.startswith(connector):
             rest = lowered[len(connector):]
@@ -92,7 +93,7 @@ def is_followup(question: str) -> bool:
     if _connector(text):
         return True
     if language_of(text) == "zh":
-        return bool(_ZH_PRONOUN.search(text)) and len(text) <= 16
+        return bool(_ZH_PRONOUN.search(simplified(text))) and len(text) <= 16
     if not _pronouns(text) or _has_own_name(text):
         return False
     own = [w for w in content_words(text) if w not in PERSON_PRONOUNS | THING_PRONOUNS]
@@ -147,12 +148,11 @@ def resolve(question: str, previous_question: str, previous_answer: str = "", an
     connector = _connector(text)
     rest = text[len(connector):].lstrip(" ,，、") if connector else text
     if language_of(text) == "zh":
-        found = _ZH_PRONOUN.search(rest)
+        found = _ZH_PRONOUN.search(simplified(rest))  # same offsets in `rest`
         if found:
-            pronoun = found.group()
-            referent = _referent(pronoun, previous_question, previous_answer, answered)
+            referent = _referent(found.group(), previous_question, previous_answer, answered)
             rewritten = rest[: found.start()] + referent + rest[found.end():]
-            return Resolution(rewritten, f"rule: {pronoun} -> {referent}")
+            return Resolution(rewritten, f"rule: {rest[found.start():found.end()]} -> {referent}")
         entity = key_entity(previous_question)
         return Resolution(_ask(f"{entity}{_stem(rest)}", end), f"rule: + {entity}")
     pronouns = _pronouns(rest)

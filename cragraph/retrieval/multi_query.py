@@ -32,6 +32,7 @@ import numpy as np
 from scipy import sparse
 
 from stores.backend import Lexical
+from stores.chinese_script import simplified
 from stores.tokenize import ENGLISH_STOPWORDS, RUSSIAN_STOPWORDS, tokenize
 
 VARIANT_KINDS: tuple[str, ...] = ("keywords", "spelling", "synonyms")
@@ -79,21 +80,19 @@ def rule_variants(query: str, bm25: Lexical, language: str = "en", max_variants:
 def keyword_form(query: str) -> str:
     """The query without stopwords and question words (the question itself when nothing is left): a
     rule-based variant and a web query."""
-    kept = [
-        w for w in _WORD.findall(query)
-        if w.lower() not in ENGLISH_STOPWORDS and w.lower() not in RUSSIAN_STOPWORDS
-        and w.lower() not in QUESTION_WORDS
-    ]
+    kept = [w for w in _WORD.findall(query) if _carries_content(w)]
     return " ".join(kept) if kept else query.strip()
+
+
+def _carries_content(word: str) -> bool:
+    lowered = word.lower()
+    return (lowered not in ENGLISH_STOPWORDS and lowered not in RUSSIAN_STOPWORDS
+            and simplified(lowered) not in QUESTION_WORDS)  # the Chinese ones are in simplified characters
 
 
 def content_words(text: str) -> list[str]:
     """Lower-cased words of `text` that carry content (no stopwords, no question words, no 1-letter words)."""
-    return [
-        w.lower() for w in _WORD.findall(text)
-        if len(w) > 1 and w.lower() not in ENGLISH_STOPWORDS and w.lower() not in RUSSIAN_STOPWORDS
-        and w.lower() not in QUESTION_WORDS
-    ]
+    return [w.lower() for w in _WORD.findall(text) if len(w) > 1 and _carries_content(w)]
 
 
 def spelling_variant(query: str, bm25: Lexical) -> str:

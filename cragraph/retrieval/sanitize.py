@@ -15,6 +15,8 @@ import re
 import unicodedata
 from urllib.parse import urlsplit
 
+from stores.chinese_script import simplified
+
 MAX_TEXT_CHARS = 20_000  # a Tavily result's content is a few hundred characters; longer is cut first
 MAX_TITLE_CHARS = 300
 MAX_URL_CHARS = 2_000
@@ -86,7 +88,7 @@ def drop_instructions(text: str) -> tuple[str, int]:
     """The text without its instruction-like sentences, and how many were dropped."""
     kept, dropped = [], 0
     for sentence in _SENTENCES.split(text):
-        if _INSTRUCTIONS.search(sentence):
+        if _INSTRUCTIONS.search(simplified(sentence)):  # the Chinese patterns are in simplified characters
             dropped += 1
         elif sentence.strip():
             kept.append(sentence.strip())

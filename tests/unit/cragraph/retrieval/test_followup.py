@@ -30,6 +30,10 @@ DIRECTOR = "Who was the first director of the Institute for Physical Problems?"
          "Где Пётр Капица родился?"),
         ("他出生在哪里？", "物理问题研究所的第一任所长是谁？", "卡皮察 [1]", "卡皮察出生在哪里？"),
         ("那他出生在哪里？", "物理问题研究所的第一任所长是谁？", "卡皮察 [1]", "卡皮察出生在哪里？"),
+        # traditional characters: the same rules, the question kept in its script
+        ("那麼他們住在哪裡？", "物理問題研究所的第一任所長是誰？", "卡皮察 [1]", "卡皮察住在哪裡？"),
+        ("還有創辦時間？", "物理問題研究所的第一任所長是誰？", "卡皮察 [1]",
+         "物理問題研究所的第一任所長是誰創辦時間？"),
     ],
 )
 def test_a_follow_up_is_rewritten_against_the_previous_turn(question, previous, answer, expected):
