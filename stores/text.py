@@ -17,6 +17,8 @@ from collections import Counter
 from functools import cache
 from typing import Any
 
+from stores.chinese_script import simplified
+
 UNDETERMINED = "und"
 """Returned by `detect_language` for text with no letters (empty, digits, punctuation)."""
 
@@ -125,7 +127,7 @@ def detect_language(text: str) -> str:
     default = _script_default(sample, counts)
     if letters < SHORT_TEXT_LETTERS and default:
         return default
-    language, confidence = _identifier().classify(sample)
+    language, confidence = _identifier().classify(simplified(sample))  # it knows Chinese mostly in simplified
     if confidence < MIN_CONFIDENCE and default:
         return default
     return normalize_language(language)
