@@ -117,7 +117,8 @@ def prepare_training_sets(data_root: Path, out_root: Path) -> list[Path]:
 
 
 def write_xquad_heldout(data_root: Path, out_root: Path) -> list[Path]:
-    """Write the held-back XQuAD part (all its questions) as out_root/xquad_heldout/{en,ru,zh}."""
+    """Write the held-back XQuAD part (all its questions) as out_root/xquad_heldout/{en,ru,zh}, and the Chinese one
+    again in traditional characters as xquad_heldout/zh_hant."""
     parent = out_root / "xquad_heldout"
     parent.mkdir(parents=True, exist_ok=True)
     (parent / "SOURCE.md").write_text(
@@ -129,7 +130,22 @@ def write_xquad_heldout(data_root: Path, out_root: Path) -> list[Path]:
         questions, corpus = xquad_subset(data_root / XQUAD / language, "test")
         folders.append(write_dataset(parent / language, questions, corpus,
                                      f"XQuAD {language} held-out part: {len(questions)} questions."))
+    questions, corpus = xquad_subset(data_root / XQUAD / "zh", "test")
+    folders.append(write_dataset(parent / "zh_hant", *in_traditional(questions, corpus),
+                                 f"XQuAD zh held-out part in traditional characters (OpenCC s2t): "
+                                 f"{len(questions)} questions."))
     return folders
+
+
+def in_traditional(questions: list[dict], corpus: list[dict]) -> tuple[list[dict], list[dict]]:
+    """Questions, gold answers, passages and titles in traditional characters: the held-out Chinese set as a
+    user who writes traditional would ask it of documents written the same way."""
+    from stores.chinese_script import traditional
+
+    asked = [{**q, "question": traditional(q["question"]), "answers": [traditional(a) for a in q["answers"]]}
+             for q in questions]
+    written = [{**d, "text": traditional(d["text"]), "title": traditional(d.get("title") or "")} for d in corpus]
+    return asked, written
 
 
 def default_data_root() -> Path:
