@@ -23,6 +23,7 @@ import numpy as np
 from evaluators.base import RelevanceEvaluator, lazy_embedder
 from evaluators.features import FEATURE_NAMES, StaticPieces, list_features
 from evaluators.head import MLPHead
+from stores.chinese_script import simplified
 from stores.text import language_of, script_of
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
@@ -111,10 +112,13 @@ class RelevanceFeatures:
 
     def features(self, question: str, passages: Sequence[str],
                  query_vector: np.ndarray | None = None) -> np.ndarray:
-        """The head's input rows for one candidate list (see evaluators/features.py)."""
+        """The head's input rows for one candidate list (see evaluators/features.py). The word-level features
+        read Chinese folded to simplified, so a traditional question matches a simplified passage word for word
+        (and the reverse); the vectors are the texts' own, as the index and the embedding cache hold them."""
         if query_vector is None:
             query_vector = self.query_vector(question)
-        return list_features(question, list(passages), query_vector, self.passage_vectors(passages), self.pieces)
+        return list_features(simplified(question), [simplified(p) for p in passages], query_vector,
+                             self.passage_vectors(passages), self.pieces)
 
 
 class EmbeddedEvaluator(RelevanceEvaluator):

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 from scipy import sparse
 
-from stores.tokenize import TOKENIZER_VERSION, tokenize
+from stores.tokenize import TOKENIZER_VERSION, query_terms, tokenize
 
 FORMAT_VERSION = 1
 COUNTS_FILE = "bm25_counts.npz"
@@ -151,7 +151,7 @@ class BM25Index:
     def _query_scores(self, query: str) -> np.ndarray | None:
         """BM25 of every document (matrix order) for `query`, or None when no query term is indexed."""
         columns, repeats = [], []
-        for term, count in Counter(tokenize(query)).items():
+        for term, count in Counter(query_terms(query)).items():
             column = self._vocab.get(term)
             if column is not None:
                 columns.append(column)

@@ -16,6 +16,8 @@ from functools import lru_cache
 
 import Stemmer
 
+from stores.chinese_script import simplified, traditional
+
 # Han (incl. extensions A and compatibility), kana, hangul: scripts written without spaces between words.
 _CJK_CLASS = (
     "\u3040-\u30ff"  # hiragana, katakana
@@ -91,6 +93,19 @@ def tokenize(text: str) -> list[str]:
             if term:
                 terms.append(term)
     return terms
+
+
+def query_terms(text: str) -> list[str]:
+    """A query's index terms. A Chinese query also brings the terms of its simplified and traditional forms
+    that it lacks: passages are indexed as written, so a question in one script finds passages in the other.
+    A term absent from the index adds nothing to BM25, so a question over passages in its own script scores
+    as before."""
+    terms = tokenize(text)
+    if not _CJK_RE.search(text):
+        return terms
+    own = set(terms)
+    other = (t for form in (simplified(text), traditional(text)) for t in tokenize(form) if t not in own)
+    return terms + list(dict.fromkeys(other))
 
 
 def clear_stem_cache() -> None:

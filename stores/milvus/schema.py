@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from stores.tokenize import TOKENIZER_VERSION, tokenize
+from stores.tokenize import TOKENIZER_VERSION, query_terms, tokenize
 from stores.types import Chunk
 
 FORMAT = "cragraph-milvus"
@@ -135,8 +135,13 @@ def vector_dim(client: Any, collection: str) -> int | None:
 
 
 def bm25_terms(passage: str, mode: str) -> str:
-    """What the `terms` field holds for a passage (and a query searches with)."""
+    """What the `terms` field holds for a passage."""
     return " ".join(tokenize(passage)) if mode == "cragraph" else passage
+
+
+def query_bm25_terms(query: str, mode: str) -> str:
+    """What a query searches the `terms` field with (a Chinese query in both scripts: stores.tokenize)."""
+    return " ".join(query_terms(query)) if mode == "cragraph" else query
 
 
 def tokenizer_of(mode: str) -> str:

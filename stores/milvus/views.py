@@ -19,7 +19,7 @@ import numpy as np
 
 from stores.bm25 import BM25Index
 from stores.milvus.filters import both, filter_expression, rows_expression
-from stores.milvus.schema import CHUNK_FIELDS, bm25_terms, chunk_of
+from stores.milvus.schema import CHUNK_FIELDS, chunk_of, query_bm25_terms
 from stores.types import Chunk
 
 PAGE_ROWS = 8_192  # rows per scan page and per `row in [...]` batch: under Milvus' 16,384 query window
@@ -172,7 +172,7 @@ class MilvusBM25:
 
     def search(self, query: str, k: int, allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Top-k (rows, scores), best first, of rows sharing a term with the query."""
-        terms = bm25_terms(query, self.terms_mode)
+        terms = query_bm25_terms(query, self.terms_mode)
         if not terms.strip():
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
         rows, scores = self.collection.search([terms], "sparse", "BM25", k, allowed)

@@ -85,3 +85,17 @@ def test_a_passage_scored_alone_is_judged_beside_the_background_not_as_a_list_of
     assert evaluator.score(question, [left_out])[0] < -0.5
     with_reference = evaluator.score(question, [answer, left_out])
     assert with_reference[0] > 0.2 > with_reference[1]
+
+
+def test_a_traditional_question_grades_simplified_passages_word_for_word(evaluator):
+    """The word-level features read Chinese folded to simplified: without it this gold passage, which shares
+    hardly a character pair with the traditional question, was graded under the default `upper` (0.5) that the
+    simplified question clears by far."""
+    from stores.chinese_script import traditional
+
+    question = "谁在分区轮输给了野马队？"
+    gold = "野马队在分区轮以 23–16 击败了匹兹堡钢人队，在比赛的最后三分钟拿下 11 分。"
+    other = "华沙是波兰的首都和最大城市，位于维斯瓦河畔，距波罗的海约 260 公里。"
+    assert evaluator.score(question, [gold, other])[0] > 0.5
+    written = evaluator.score(traditional(question), [gold, other])
+    assert written[0] > 0.5 > written[1]

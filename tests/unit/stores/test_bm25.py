@@ -174,3 +174,19 @@ def test_chinese_and_mixed_corpus():
     assert index.search("黑豹队防守", k=3)[0].tolist() == [1]
     assert index.search("超级碗在哪里举行？", k=3)[0].tolist()[0] == 2
     assert index.search("Panthers' defenses", k=3)[0].tolist() == [3]
+
+
+@pytest.mark.parametrize("written", ["simplified", "traditional"])
+def test_a_chinese_question_finds_passages_written_in_the_other_script(written):
+    from stores.chinese_script import traditional
+
+    # the distractor shares the bigrams both scripts write alike (在分, 了野); the answer, the others
+    passages = ["野马队在分区轮击败了匹兹堡钢人队。", "他们在分析了野生动物以后在分组。", "长江是亚洲最长的河流。"]
+    question = "谁在分区轮输给了野马队？"
+    if written == "traditional":
+        passages = [traditional(p) for p in passages]
+    else:
+        question = traditional(question)
+    index = build([1, 2, 3], passages)
+    ids, _ = index.search(question, 3)
+    assert list(ids)[0] == 1

@@ -1,6 +1,6 @@
 """The script-routed tokenizer: stems per language, bigrams for CJK, stopwords out, numbers kept."""
 
-from stores.tokenize import tokenize
+from stores.tokenize import query_terms, tokenize
 
 
 def test_russian_inflections_share_one_term():
@@ -49,3 +49,10 @@ def test_cjk_glued_to_latin_or_digits_is_split():
 def test_empty_and_punctuation_only():
     assert tokenize("") == []
     assert tokenize(" ,.;!? — ") == []
+
+
+def test_a_chinese_query_searches_with_both_scripts_and_other_queries_as_they_are():
+    assert query_terms("野馬隊") == ["野馬", "馬隊", "野马", "马队"]
+    assert query_terms("野马队") == ["野马", "马队", "野馬", "馬隊"]
+    assert query_terms("在分") == ["在分"]  # written alike in both scripts: nothing added
+    assert query_terms("Running бегущих 42") == tokenize("Running бегущих 42")
