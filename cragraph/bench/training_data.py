@@ -118,7 +118,8 @@ def prepare_training_sets(data_root: Path, out_root: Path) -> list[Path]:
 
 def write_xquad_heldout(data_root: Path, out_root: Path) -> list[Path]:
     """Write the held-back XQuAD part (all its questions) as out_root/xquad_heldout/{en,ru,zh}, and the Chinese one
-    again in traditional characters as xquad_heldout/zh_hant."""
+    again in traditional characters as xquad_heldout/zh_hant (all of it) and xquad_heldout/zh_hant_questions (the
+    questions only, over the simplified passages)."""
     parent = out_root / "xquad_heldout"
     parent.mkdir(parents=True, exist_ok=True)
     (parent / "SOURCE.md").write_text(
@@ -131,9 +132,14 @@ def write_xquad_heldout(data_root: Path, out_root: Path) -> list[Path]:
         folders.append(write_dataset(parent / language, questions, corpus,
                                      f"XQuAD {language} held-out part: {len(questions)} questions."))
     questions, corpus = xquad_subset(data_root / XQUAD / "zh", "test")
-    folders.append(write_dataset(parent / "zh_hant", *in_traditional(questions, corpus),
-                                 f"XQuAD zh held-out part in traditional characters (OpenCC s2t): "
-                                 f"{len(questions)} questions."))
+    asked, written = in_traditional(questions, corpus)
+    folders.append(write_dataset(parent / "zh_hant", asked, written,
+                                 f"XQuAD zh held-out part in traditional characters (OpenCC s2t), questions, "
+                                 f"answers and passages: {len(questions)} questions."))
+    asked_only = [{**q, "question": a["question"]} for q, a in zip(questions, asked, strict=True)]
+    folders.append(write_dataset(parent / "zh_hant_questions", asked_only, corpus,
+                                 f"XQuAD zh held-out part, questions in traditional characters (OpenCC s2t) over "
+                                 f"the passages as written (simplified): {len(questions)} questions."))
     return folders
 
 

@@ -182,8 +182,8 @@ def test_bench_training_data_prints_every_folder_it_writes(tmp_path, capsys):
     assert main(["bench", "training-data", "--out", str(out)]) == 0
     printed = capsys.readouterr().out.split()
     assert str(out / "train" / "nq_open_oracle_litm") in printed
-    held_out = [str(out / "xquad_heldout" / language) for language in ("en", "ru", "zh", "zh_hant")]
-    assert held_out == printed[-8:-4]
+    held_out = [str(out / "xquad_heldout" / name) for name in ("en", "ru", "zh", "zh_hant", "zh_hant_questions")]
+    assert held_out == printed[-9:-4]
     traditional = (out / "xquad_heldout" / "zh_hant" / "questions.jsonl").read_text(encoding="utf-8")
     assert "誰" in traditional and "谁" not in traditional
     unseen = ["nq_open_oracle_litm", "xquad_en", "xquad_ru", "xquad_zh"]
