@@ -147,7 +147,8 @@ class Reader:
     def read_detailed(
         self, question: str, passages: list[Passage] | list[str], language: str
     ) -> tuple[ReaderAnswer | None, Scored | None, list[ReaderAnswer]]:
-        """read() plus what it was decided from: the encoder's scores and the candidate spans, best first."""
+        """read() plus what it was decided from: the encoder's scores and the candidate spans, best first (both
+        of the text as read: Chinese folded to simplified; the answer itself is cut from the passage as written)."""
         passages = [p if isinstance(p, Passage) else Passage(str(p)) for p in passages]
         if not any(p.text.strip() for p in passages) or not question.strip():
             return None, None, []

@@ -64,6 +64,10 @@ def test_support_needs_the_answer_words_in_the_cited_passages() -> None:
     assert is_supported("the Caspian Sea", passages)
     assert not is_supported("the Black Sea near Odessa", passages)
     assert is_supported("Каспийское море", ["Волга впадает в Каспийское море."])
+    # an answer in simplified characters from a passage in traditional ones (and the reverse) is supported
+    assert is_supported("匹兹堡钢人队", ["野馬隊在分區輪擊敗了匹茲堡鋼人隊。"])
+    assert is_supported("匹茲堡鋼人隊", ["野马队在分区轮击败了匹兹堡钢人队。"])
+    assert not is_supported("新英格兰爱国者队", ["野馬隊在分區輪擊敗了匹茲堡鋼人隊。"])
 
 
 def test_question_and_span_types_drive_the_reranker() -> None:
