@@ -258,3 +258,11 @@ def test_ask_and_serve_options_name_the_milvus_index_for_the_graph(tmp_path):
     assert build_context(_parser().parse_args(["ask", "q"])).index_backend == "bundle"
     env = server_env(None, str(tmp_path / "notes.db"))
     assert env["CRAGRAPH_INDEX_BACKEND"] == "milvus" and env["CRAGRAPH_INDEX_URI"] == str(tmp_path / "notes.db")
+
+
+def test_a_chinese_query_searches_the_terms_field_in_both_scripts():
+    from stores.milvus.schema import bm25_terms, query_bm25_terms
+
+    assert query_bm25_terms("野馬隊", "cragraph").split() == ["野馬", "馬隊", "野马", "马队"]
+    assert bm25_terms("野馬隊", "cragraph").split() == ["野馬", "馬隊"]  # passages keep their own script
+    assert query_bm25_terms("野馬隊", "milvus") == "野馬隊"  # Milvus' analyzer reads the raw text
