@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-LANGUAGE_NAMES = {"en": "English", "ru": "Russian", "zh": "Chinese"}
+LANGUAGE_NAMES = {"en": "English", "ru": "Russian", "zh": "Chinese", "zh-Hant": "Chinese in traditional characters"}
 
 ABSTENTION = {
     "en": "I do not have enough information in the available sources to answer this question.",

@@ -244,3 +244,11 @@ def test_an_abstention_follows_the_script_of_the_question():
     assert written["abstained"] and written["answer"] == "現有資料中沒有足夠的信息來回答這個問題。"
     simple = run({**_chinese_state("谁在分区轮输给了野马队？", ""), "selected": []})
     assert simple["answer"] == "现有资料中没有足够的信息来回答这个问题。"
+
+
+def test_the_llm_is_asked_to_answer_a_traditional_question_in_traditional_characters(monkeypatch):
+    reply = '{"answerable": true, "answer": "匹茲堡鋼人隊 [1]", "citations": [1], "evidence": []}'
+    model = scripted(monkeypatch, reply)
+    result = run(_chinese_state("誰在分區輪輸給了野馬隊？", traditional(BRONCOS)), llm_answer=True)
+    assert result["answer"] == "匹茲堡鋼人隊 [1]" and result["trace"][0]["decision"] == "LLM answer"
+    assert "Answer in Chinese in traditional characters" in model.prompts[0]
