@@ -16,7 +16,7 @@ from typing_extensions import TypedDict  # pydantic builds JSON schemas (Studio'
 
 from evaluators.base import Grade
 from prompts.languages import abstention
-from stores.chinese_script import is_traditional, traditional
+from stores.chinese_script import script_language
 
 TRACE_LIMIT = 120  # trace records a run keeps: 30 re-retrieval rounds, the rest summarized in one record
 NOTE_LIMIT = 500  # characters of a trace note (a note quotes the query, which a caller controls)
@@ -30,9 +30,8 @@ RUN_START = "run_start"
 def abstained(language: str, question: str = "") -> dict[str, Any]:
     """The state update of an abstention, in the question's language and script (the answer step's and a
     reviewer's)."""
-    message = abstention(language)
     return {
-        "answer": traditional(message) if language == "zh" and is_traditional(question) else message,
+        "answer": abstention(script_language(language, question)),
         "citations": [],
         "evidence": [],
         "abstained": True,

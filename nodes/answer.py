@@ -39,7 +39,7 @@ from cragraph.settings import section
 from cragraph.state import StageTimer, State, abstained
 from nodes._runtime import bundle_of, lazy_evaluator, settings_of, visible_of
 from prompts.answer import AnswerReply, answer_messages
-from stores.chinese_script import is_traditional
+from stores.chinese_script import script_language
 from stores.text import language_of
 
 _MARKER = re.compile(r"\[(\d{1,3})\]")
@@ -170,10 +170,9 @@ def llm_answer(
     """The validated LLM answer as a state update, or (None, why it was rejected)."""
     numbered = [(n, p.get("title") or "", p["text"]) for n, p in enumerate(context, start=1)]
     spec = settings.model_for(settings.answer_model)
-    written = "zh-Hant" if language == "zh" and is_traditional(question) else language  # answer in the user's script
     reply, error = ask_structured(
         spec,
-        answer_messages(question, written, numbered),
+        answer_messages(question, script_language(language, question), numbered),  # in the user's script
         AnswerReply,
         max_new_tokens=settings.answer_max_new_tokens,
     )

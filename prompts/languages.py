@@ -8,6 +8,7 @@ ABSTENTION = {
     "en": "I do not have enough information in the available sources to answer this question.",
     "ru": "В доступных источниках недостаточно информации, чтобы ответить на этот вопрос.",
     "zh": "现有资料中没有足够的信息来回答这个问题。",
+    "zh-Hant": "現有資料中沒有足夠的信息來回答這個問題。",
 }
 
 

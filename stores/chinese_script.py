@@ -42,6 +42,12 @@ def is_traditional(text: str) -> bool:
     return simplified(text) != text
 
 
+def script_language(language: str, text: str) -> str:
+    """The language tag a reply to `text` is written in: "zh-Hant" for Chinese written in traditional characters,
+    else `language` as it is."""
+    return "zh-Hant" if language == "zh" and is_traditional(text) else language
+
+
 def traditional(text: str) -> str:
     """`text` in traditional characters (a message written in simplified, for a user who writes traditional)."""
     return _converter("s2t").convert(text) if _HAN.search(text) else text

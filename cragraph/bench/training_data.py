@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from stores.chinese_script import traditional
+
 XQUAD = "xquad_ru_zh_en"
 XQUAD_LANGUAGES = ("en", "ru", "zh")
 XQUAD_TEST_PERCENT = 50
@@ -146,8 +148,6 @@ def write_xquad_heldout(data_root: Path, out_root: Path) -> list[Path]:
 def in_traditional(questions: list[dict], corpus: list[dict]) -> tuple[list[dict], list[dict]]:
     """Questions, gold answers, passages and titles in traditional characters: the held-out Chinese set as a
     user who writes traditional would ask it of documents written the same way."""
-    from stores.chinese_script import traditional
-
     asked = [{**q, "question": traditional(q["question"]), "answers": [traditional(a) for a in q["answers"]]}
              for q in questions]
     written = [{**d, "text": traditional(d["text"]), "title": traditional(d.get("title") or "")} for d in corpus]

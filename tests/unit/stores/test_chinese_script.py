@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import stores.chinese_script as chinese_script
-from stores.chinese_script import is_traditional, simplified, traditional
+from prompts.languages import abstention
+from stores.chinese_script import is_traditional, script_language, simplified, traditional
 
 
 def test_traditional_text_folds_to_simplified_with_the_same_length():
@@ -19,6 +20,10 @@ def test_the_script_of_a_question_is_told_and_a_message_can_follow_it():
     assert not is_traditional("这些移居者于何时被归化为英国殖民者?")
     assert not is_traditional("When were they naturalized?")
     assert traditional("现有资料中没有足够的信息") == "現有資料中沒有足夠的信息"
+    assert script_language("zh", "這些移居者是誰?") == "zh-Hant"
+    assert script_language("zh", "这些移居者是谁?") == script_language("zh", "") == "zh"
+    assert script_language("en", "Who?") == "en"
+    assert abstention("zh-Hant") == traditional(abstention("zh"))  # the written message is the converted one
 
 
 def test_a_conversion_that_would_change_the_length_falls_back_to_one_character_at_a_time(monkeypatch):

@@ -266,3 +266,18 @@ def test_a_chinese_query_searches_the_terms_field_in_both_scripts():
     assert query_bm25_terms("野馬隊", "cragraph").split() == ["野馬", "馬隊", "野马", "马队"]
     assert bm25_terms("野馬隊", "cragraph").split() == ["野馬", "馬隊"]  # passages keep their own script
     assert query_bm25_terms("野馬隊", "milvus") == "野馬隊"  # Milvus' analyzer reads the raw text
+
+    class Recording:
+        """Stands in for the collection only to see what the search sends."""
+
+        sent: list[str] = []
+
+        def search(self, texts, field, metric, k, allowed):
+            self.sent.extend(texts)
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+
+    from stores.milvus.views import MilvusBM25
+
+    collection = Recording()
+    MilvusBM25(collection, "cragraph", 1.2, 0.75).search("野馬隊", 3)
+    assert collection.sent == ["野馬 馬隊 野马 马队"]
