@@ -216,10 +216,17 @@ class Context:
         "", "Folder of the short-answer reader's weights (reader.npz + config.json); empty = the packaged ones."
     )
     answer_min_score: float = _setting(-0.2, "Abstain when no evidence sentence scores at least this.")
+    answer_min_margin: float = _setting(
+        7.5,
+        "Abstain when the reader's answer scores less than this over its no-answer position (start + end logits; "
+        "the reader points there when what it reads does not hold the answer); chosen by Truth on training "
+        "questions (cragraph bench abstention). -100 switches it off.",
+    )
     answer_min_confidence: float = _setting(
-        0.95,
+        0.0,
         "Abstain when the reader's answer (with the spans overlapping it) takes less than this share of its "
-        "candidates' softmax (0..1); chosen by Truth on training questions (cragraph bench abstention).",
+        "candidates' softmax (0..1). Off by default: the share falls when near-miss spans surround the answer, "
+        "as in one or two refined passages, so `answer_min_margin` gates instead.",
     )
     answer_min_grade: float = _setting(
         -0.5,

@@ -145,12 +145,14 @@ class Highlight(TypedDict):
 
 
 class Withheld(TypedDict):
-    """The reader's answer that `answer_min_confidence` or `answer_min_grade` held back: the run abstains (a wrong
-    answer costs more than none), but the user can still see what the reader would have said, and from where."""
+    """The reader's answer that one of its gates (`answer_min_margin`, `answer_min_confidence`, `answer_min_grade`)
+    held back: the run abstains (a wrong answer costs more than none), but the user can still see what the reader
+    would have said, and from where."""
 
     answer: str
     citations: list[Citation]
     confidence: float | None
+    margin: float | None
     reason: str
 
 
@@ -163,7 +165,7 @@ class OutputState(TypedDict, total=False):
     verdict: Grade  # the CRAG grade of the retrieved passages
     abstained: bool
     confidence: float | None  # the reader's share of its answer among its candidates; None: a rule or an LLM answered
-    withheld: Withheld | None  # set only on an abstention by the reader's confidence gate
+    withheld: Withheld | None  # set only on an abstention by one of the reader's gates
     language: str
     highlights: list[Highlight]
     # the retrieval strategy: name, tier, reason, confidence, alternatives, allowed techniques (nodes/strategy.py)

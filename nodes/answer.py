@@ -8,8 +8,9 @@ refinement) are the evidence. LLM (`llm_answer`): the chat model answers in stri
 content words must occur in the passages it cites); a reply that fails either falls back to the reader and
 says so in the trace. Both abstain, in the question's language, when there is no context, no sentence reaches
 `answer_min_score`, or the reader finds no span; the reader's answer is also held back (the run abstains, the span
-kept in `withheld` for the user to see) when its confidence is under `answer_min_confidence` or the passage it
-cites was graded under `answer_min_grade`. An enumeration question routed to the full-document read ("list all
+kept in `withheld` for the user to see) when it does not stand `answer_min_margin` above the reader's no-answer
+score, its confidence is under `answer_min_confidence` (off by default) or the passage it cites was graded under
+`answer_min_grade`. An enumeration question routed to the full-document read ("list all
 ...") is answered first, on either path, with the numbered items of the lists its documents give (every chunk of
 them, read again from the index within the caller's rows), each item cited.
 """
@@ -92,14 +93,15 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     answered = _short_answer(short, context, sentences, settings.answer_sentences, language)
     grade = context[short.passage].get("grade")
     held_back = ""
-    if short.confidence is not None and short.confidence < settings.answer_min_confidence:
+    if short.margin is not None and short.margin < settings.answer_min_margin:
+        held_back = f"reader margin {short.margin:.2f} < answer_min_margin {settings.answer_min_margin}"
+    elif short.confidence is not None and short.confidence < settings.answer_min_confidence:
         held_back = f"reader confidence {short.confidence:.2f} < answer_min_confidence {settings.answer_min_confidence}"
     elif grade is not None and grade < settings.answer_min_grade:
         held_back = f"the cited passage's grade {grade:.2f} < answer_min_grade {settings.answer_min_grade}"
     if held_back:
         withheld = {"answer": answered["answer"], "citations": answered["citations"],
-                    "confidence": None if short.confidence is None else round(short.confidence, 4),
-                    "reason": held_back}
+                    "confidence": _rounded(short.confidence), "margin": _rounded(short.margin), "reason": held_back}
         return {**_abstain(timer, state, language, held_back + _web_reason(state)), "withheld": withheld}
     update = {**answered, "confidence": short.confidence}
     counts: dict[str, Any] = {
@@ -107,6 +109,7 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "sentences": len(sentences),
         "citations": len(update["citations"]),
         "best_evidence": round(best, 4),
+        "margin": _rounded(short.margin),
     }
     scores = [e["score"] for e in update["evidence"]]
     return {**update, "trace": [timer.record(f"reader answer ({short.kind})", counts, scores, note)]}
@@ -234,6 +237,10 @@ def _answered(
         "withheld": None,
         "language": language,
     }
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
 
 
 def _normalized(text: str) -> str:

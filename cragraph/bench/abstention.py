@@ -1,13 +1,13 @@
 """Choose the answer's abstention thresholds by `Truth` from one `cragraph eval qa` run that never abstained.
 
 Why offline: whether a question is answered depends on three numbers the run records for every answered question
-(`best_evidence`, the best evidence sentence's evaluator score; the reader's `confidence`; `answer_grade`, the
-CRAG grade of the passage the answer cites), so one run with every answer gate at its floor
-(`answer_min_score=-1.01`, `answer_min_confidence=0`, `answer_min_grade=-1.01`) gives every threshold triple's
-outcome without re-running the graph. A triple (min_score, min_confidence, min_grade) turns an answered record
-into an abstention when one of its numbers is under its threshold (an ungraded answer, as in plain retrieval, is
-not gated by grade); questions the graph itself abstained on (no context, CRAG's verdict) stay abstentions. Run
-it on training questions only.
+(`best_evidence`, the best evidence sentence's evaluator score; the reader's `margin` over its no-answer score;
+`answer_grade`, the CRAG grade of the passage the answer cites), so one run with every answer gate at its floor
+(`answer_min_score=-1.01`, `answer_min_margin=-100`, `answer_min_grade=-1.01`) gives every threshold triple's
+outcome without re-running the graph. A triple (min_score, min_margin, min_grade) turns an answered record into an
+abstention when one of its numbers is under its threshold (an ungraded answer, as in plain retrieval, is not gated
+by grade; a rule's answer has no margin); questions the graph itself abstained on (no context, CRAG's verdict) stay
+abstentions. Run it on training questions only.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from cragraph.bench.qa_metrics import score_record
 from cragraph.bench.reader_examples import unseen_by_reader
 
 MIN_SCORES = (-1.0, -0.6, -0.4, -0.2, 0.0, 0.2, 0.4)
-MIN_CONFIDENCES = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.93, 0.95, 0.97, 0.99)
-"""Finer near 1, where a reader's right answers crowd: the best threshold must not sit at the grid's edge."""
+MIN_MARGINS = (-100.0, 0.0, 2.0, 4.0, 5.0, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 10.0, 12.0)
+"""Logits; finer where the training questions' right and wrong answers meet, so the best is not at an edge."""
 MIN_GRADES = (-1.01, -0.8, -0.7, -0.6, -0.5, -0.4, -0.3, -0.2, 0.0, 0.3)
 
 
@@ -41,13 +41,12 @@ def read_records(paths: Iterable[Path], reader_unseen: bool = False) -> list[dic
     return records
 
 
-def kept(record: dict[str, Any], min_score: float, min_confidence: float, min_grade: float = -1.01
-         ) -> dict[str, Any]:
+def kept(record: dict[str, Any], min_score: float, min_margin: float, min_grade: float = -1.01) -> dict[str, Any]:
     """The record as the answer node would have left it under these thresholds."""
     if record.get("abstained"):
         return record
-    evidence, confidence, grade = record.get("best_evidence"), record.get("confidence"), record.get("answer_grade")
-    if ((evidence is not None and evidence < min_score) or (confidence is not None and confidence < min_confidence)
+    evidence, margin, grade = record.get("best_evidence"), record.get("margin"), record.get("answer_grade")
+    if ((evidence is not None and evidence < min_score) or (margin is not None and margin < min_margin)
             or (grade is not None and grade < min_grade)):
         return {**record, "abstained": True, "answer": ""}
     return record
@@ -57,22 +56,22 @@ def truth_grid(
     records: Sequence[dict[str, Any]],
     mode: str,
     min_scores: Sequence[float] = MIN_SCORES,
-    min_confidences: Sequence[float] = MIN_CONFIDENCES,
+    min_margins: Sequence[float] = MIN_MARGINS,
     min_grades: Sequence[float] = MIN_GRADES,
 ) -> list[dict[str, Any]]:
     """Mean Truth of `mode` per (set, thresholds), and its mean over the sets, best first."""
     rows = []
     own = [r for r in records if r["mode"] == mode]
     sets = sorted({r["set"] for r in own})
-    for min_score, min_confidence, min_grade in product(min_scores, min_confidences, min_grades):
+    for min_score, min_margin, min_grade in product(min_scores, min_margins, min_grades):
         per_set: dict[str, list[float]] = defaultdict(list)
         for record in own:
-            per_set[record["set"]].append(score_record(kept(record, min_score, min_confidence, min_grade))["Truth"])
+            per_set[record["set"]].append(score_record(kept(record, min_score, min_margin, min_grade))["Truth"])
         truths = {name: sum(per_set[name]) / len(per_set[name]) for name in sets}
         rows.append(
             {
                 "min_score": min_score,
-                "min_confidence": min_confidence,
+                "min_margin": min_margin,
                 "min_grade": min_grade,
                 "mean": round(sum(truths.values()) / len(truths), 4) if truths else 0.0,
                 **{name: round(value, 4) for name, value in truths.items()},

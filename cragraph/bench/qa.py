@@ -225,9 +225,9 @@ def answered_record(update: dict[str, Any], context: list[dict[str, Any]], ranke
 
 
 def answer_scores(trace: Sequence[dict[str, Any]], state: dict[str, Any]) -> dict[str, Any]:
-    """The answer's confidence, its best evidence score, the grade of the passage it cites first, the best grade
-    in its context and where the cited passage came from (index or web): what abstention is chosen from. An
-    abstention keeps its reason and, when the reader's span was held back, that span's confidence."""
+    """The answer's confidence and margin, its best evidence score, the grade of the passage it cites first, the
+    best grade in its context and where the cited passage came from (index or web): what abstention is chosen from.
+    An abstention keeps its reason and, when the reader's span was held back, that span's confidence and margin."""
     last = next((r for r in reversed(trace) if r.get("node") == "answer"), {})
     counts = last.get("counts") or {}
     withheld = state.get("withheld") or {}
@@ -236,10 +236,11 @@ def answer_scores(trace: Sequence[dict[str, Any]], state: dict[str, Any]) -> dic
     selected = state.get("selected") or []
     grade = next((p.get("grade") for p in selected if cited and p.get("id") == cited[0]), None)
     grades = [p["grade"] for p in selected if p.get("grade") is not None]
-    return {"confidence": state.get("confidence"), "best_evidence": counts.get("best_evidence"), "answer_grade": grade,
+    return {"confidence": state.get("confidence"), "margin": counts.get("margin"),
+            "best_evidence": counts.get("best_evidence"), "answer_grade": grade,
             "best_grade": max(grades) if grades and cited else None,
             "answer_source": citations[0].get("source") if citations else None,
-            "withheld_confidence": withheld.get("confidence"),
+            "withheld_confidence": withheld.get("confidence"), "withheld_margin": withheld.get("margin"),
             "abstain_reason": last.get("note") if state.get("abstained") else None}
 
 

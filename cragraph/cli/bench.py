@@ -92,7 +92,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     reader.set_defaults(run=_reader_training)
 
     abstention = benches.add_parser(
-        "abstention", help="choose answer_min_score / answer_min_confidence / answer_min_grade by Truth from eval qa "
+        "abstention", help="choose answer_min_score / answer_min_margin / answer_min_grade by Truth from eval qa "
                            "runs made with all three at their floor (training questions only)",
         description="Truth per abstention threshold triple, best first")
     abstention.add_argument("results", nargs="+", type=Path, help="results.jsonl files of `cragraph eval qa` runs")

@@ -182,7 +182,8 @@ class Reader:
             candidates = rerank(question, candidates, self.config["reranker"]["weights"])
         if not candidates:
             return None, scored, candidates
-        best = replace(candidates[0], confidence=answer_share(candidates))
+        first = candidates[0]
+        best = replace(first, confidence=answer_share(candidates), margin=no_answer_margin(scored, first))
         return best, scored, candidates
 
 
@@ -205,6 +206,11 @@ def answer_share(candidates: list[ReaderAnswer]) -> float:
     best = candidates[0]
     same = [_overlaps(best, c) for c in candidates]
     return float(shares[same].sum() / shares.sum())
+
+
+def no_answer_margin(scored: Scored, answer: ReaderAnswer) -> float:
+    """How far the answer's span score stands above the no-answer score (start + end logits at the first token)."""
+    return float(answer.span_score - (scored.start[0] + scored.end[0]))
 
 
 def _overlaps(a: ReaderAnswer, b: ReaderAnswer) -> bool:

@@ -25,7 +25,10 @@ class ReaderAnswer:
     only within one question. span_score: start + end logits; sentence_score: the lexical match of the span's
     sentence to the question, relative to the best sentence read (0..1). confidence: the chosen span's
     softmax share among the question's candidates (0..1); None for answers decided by a rule (yes / no, a
-    compared attribute), which have no candidates to be measured against.
+    compared attribute), which have no candidates to be measured against. margin: the span's start + end logits
+    over the no-answer position's (the first token, where the reader was trained to point when what it reads
+    does not hold the answer); unlike the share it does not fall because near-miss spans surround the answer, so
+    it reads the same in one passage as in five. None where confidence is None.
     """
 
     text: str
@@ -39,6 +42,7 @@ class ReaderAnswer:
     span_score: float = 0.0
     sentence_score: float = 0.0
     confidence: float | None = None
+    margin: float | None = None
 
 
 TRAINING_COMMAND = "cragraph bench reader-training"

@@ -8,34 +8,34 @@ from cragraph.bench.abstention import kept, read_records, truth_grid
 from cragraph.bench.reader_examples import in_validation, unseen_by_reader, validation_key
 
 
-def record(answer: str, confidence: float | None, evidence: float, abstained: bool = False) -> dict:
+def record(answer: str, margin: float | None, evidence: float, abstained: bool = False) -> dict:
     return {"mode": "crag", "set": "train", "answers": ["Gdansk"], "answer": answer, "abstained": abstained,
-            "confidence": confidence, "best_evidence": evidence}
+            "margin": margin, "best_evidence": evidence}
 
 
 def test_thresholds_turn_doubtful_answers_into_abstentions_and_keep_graph_abstentions():
-    assert kept(record("Warsaw [1]", 0.2, 0.5), -1.0, 0.3)["abstained"]
-    assert kept(record("Warsaw [1]", 0.9, -0.5), -0.2, 0.0)["abstained"]
-    assert not kept(record("Gdansk [1]", None, 0.5), 0.0, 0.9)["abstained"]  # a rule's answer has no confidence
+    assert kept(record("Warsaw [1]", 2.0, 0.5), -1.0, 3.0)["abstained"]
+    assert kept(record("Warsaw [1]", 9.0, -0.5), -0.2, 0.0)["abstained"]
+    assert not kept(record("Gdansk [1]", None, 0.5), 0.0, 9.0)["abstained"]  # a rule's answer has no margin
     assert kept(record("", None, 0.0, abstained=True), -1.0, 0.0)["abstained"]
-    graded = {**record("Warsaw [1]", 0.9, 0.5), "answer_grade": -0.6}
+    graded = {**record("Warsaw [1]", 9.0, 0.5), "answer_grade": -0.6}
     assert kept(graded, -1.0, 0.0, -0.5)["abstained"] and not kept(graded, -1.0, 0.0, -0.7)["abstained"]
-    assert not kept(record("Warsaw [1]", 0.9, 0.5), -1.0, 0.0, 0.9)["abstained"]  # ungraded: not gated by grade
+    assert not kept(record("Warsaw [1]", 9.0, 0.5), -1.0, 0.0, 0.9)["abstained"]  # ungraded: not gated by grade
 
 
 def test_the_grid_finds_the_grade_that_separates_right_from_wrong():
-    records = [{**record("Gdansk [1]", 0.9, 0.5), "answer_grade": 0.4}, {**record("Warsaw [1]", 0.9, 0.5),
+    records = [{**record("Gdansk [1]", 9.0, 0.5), "answer_grade": 0.4}, {**record("Warsaw [1]", 9.0, 0.5),
                                                                           "answer_grade": -0.6}]
-    best = truth_grid(records, "crag", [-1.0], [0.0])[0]
+    best = truth_grid(records, "crag", [-1.0], [-100.0])[0]
     assert best["mean"] == 0.5 and -0.6 < best["min_grade"] <= 0.4
 
 
 def test_the_best_pair_abstains_on_the_wrong_answers_only():
-    records = [record("Gdansk [1]", 0.8, 0.6), record("Gdansk [2]", 0.7, 0.4), record("Warsaw [1]", 0.2, 0.5),
-               record("Lodz [1]", 0.25, 0.3)]
+    records = [record("Gdansk [1]", 9.5, 0.6), record("Gdansk [2]", 8.0, 0.4), record("Warsaw [1]", 3.0, 0.5),
+               record("Lodz [1]", 4.5, 0.3)]
     best = truth_grid(records, "crag")[0]
-    assert best["mean"] == 0.5 and 0.25 < best["min_confidence"] <= 0.7  # 2 right, 2 abstained: (1 + 1) / 4
-    assert truth_grid(records, "crag", [-1.0], [0.0])[0]["mean"] == 0.0  # answering everything: 2 - 2
+    assert best["mean"] == 0.5 and 4.5 < best["min_margin"] <= 8.0  # 2 right, 2 abstained: (1 + 1) / 4
+    assert truth_grid(records, "crag", [-1.0], [-100.0])[0]["mean"] == 0.0  # answering everything: 2 - 2
 
 
 def _passage_on(side: bool) -> str:

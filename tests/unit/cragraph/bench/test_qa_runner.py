@@ -137,22 +137,24 @@ def test_cli_parser_accepts_the_documented_options():
 
 
 def test_a_record_names_the_source_and_grade_of_the_passage_its_answer_cites_first() -> None:
-    trace = [{"node": "answer", "counts": {"best_evidence": 0.4}}]
+    trace = [{"node": "answer", "counts": {"best_evidence": 0.4, "margin": 8.2}}]
     state = {"confidence": 0.97, "citations": [{"id": "https://example.org/a", "source": "web"}],
              "selected": [{"id": "c1", "grade": 0.9}, {"id": "https://example.org/a", "grade": 0.3}, {"id": "c2"}]}
-    assert answer_scores(trace, state) == {"confidence": 0.97, "best_evidence": 0.4, "answer_grade": 0.3,
-                                           "best_grade": 0.9, "answer_source": "web", "withheld_confidence": None,
+    assert answer_scores(trace, state) == {"confidence": 0.97, "margin": 8.2, "best_evidence": 0.4,
+                                           "answer_grade": 0.3, "best_grade": 0.9, "answer_source": "web",
+                                           "withheld_confidence": None, "withheld_margin": None,
                                            "abstain_reason": None}
     assert answer_scores([], {"abstained": True})["answer_source"] is None
     assert answer_scores([], {"abstained": True})["best_grade"] is None
 
 
-def test_an_abstention_keeps_its_reason_and_the_held_back_spans_confidence() -> None:
-    why = "reader confidence 0.80 < answer_min_confidence 0.95"
+def test_an_abstention_keeps_its_reason_and_the_held_back_spans_confidence_and_margin() -> None:
+    why = "reader margin 5.10 < answer_min_margin 7.5"
     trace = [{"node": "answer", "decision": "abstain", "counts": {"citations": 0}, "note": why}]
-    state = {"abstained": True, "withheld": {"answer": "Paris [1]", "confidence": 0.8, "reason": why}}
+    state = {"abstained": True, "withheld": {"answer": "Paris [1]", "confidence": 0.8, "margin": 5.1, "reason": why}}
     scores = answer_scores(trace, state)
     assert (scores["abstain_reason"], scores["withheld_confidence"], scores["confidence"]) == (why, 0.8, None)
+    assert (scores["withheld_margin"], scores["margin"]) == (5.1, None)
 
 
 def test_summary_pairs_each_mode_with_plain_by_question(tmp_path):
