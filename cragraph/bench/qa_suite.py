@@ -449,10 +449,10 @@ Web search is off in every row (no network here), so the CRAG "incorrect" branch
 query (escalating the retrieval tool) and otherwise abstains, and the binary grader's web fallback only records
 that it would search. The answer is the short-answer reader's span (cragraph/reader: a trained span pointer on
 e5-small, no LLM), cited by its passage, with the shipped defaults: the answer step abstains when no evidence
-sentence reaches `answer_min_score`, the reader's confidence is under `answer_min_confidence` or (in the graph's
-rows) the passage it cites was graded under `answer_min_grade` (all chosen by Truth on training questions), so EM
-here counts those abstentions as misses. The reader's EM with both gates at
-their floor (the answers alone) is in docs/benchmarks.md, "Short answers". `cragraph eval qa --chat-model
+sentence reaches `answer_min_score`, the reader's answer does not stand `answer_min_margin` above its no-answer
+score or (in the graph's rows) the passage it cites was graded under `answer_min_grade` (all chosen by Truth on
+training questions), so EM here counts those abstentions as misses. The reader's EM with the gates at their floor
+(the answers alone) is in docs/benchmarks.md, "Short answers". `cragraph eval qa --chat-model
 provider:model` adds LLM-written rows for plain / crag / crag-multihop."""
 
 DOC_METRICS = """\
