@@ -41,6 +41,13 @@ def read_records(paths: Iterable[Path], reader_unseen: bool = False) -> list[dic
     return records
 
 
+def without_margin(records: Sequence[dict[str, Any]]) -> list[str]:
+    """Sets whose answered reader records carry no `margin`: runs made before it was recorded, which the margin
+    gate would silently pass."""
+    return sorted({r["set"] for r in records if not r.get("abstained") and r.get("confidence") is not None
+                   and "margin" not in r})
+
+
 def kept(record: dict[str, Any], min_score: float, min_margin: float, min_grade: float = -1.01) -> dict[str, Any]:
     """The record as the answer node would have left it under these thresholds."""
     if record.get("abstained"):

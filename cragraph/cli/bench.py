@@ -320,9 +320,14 @@ def _reader_training(args: argparse.Namespace) -> int:
 
 
 def _abstention(args: argparse.Namespace) -> int:
-    from cragraph.bench.abstention import read_records, truth_grid
+    from cragraph.bench.abstention import read_records, truth_grid, without_margin
 
-    rows = truth_grid(read_records(args.results, args.reader_unseen), args.mode)
+    records = read_records(args.results, args.reader_unseen)
+    stale = without_margin(records)
+    if stale:
+        raise SystemExit(f"results of {', '.join(stale)} record no reader margin (made before it was recorded): run "
+                         "them again with `cragraph eval qa` and every answer gate at its floor")
+    rows = truth_grid(records, args.mode)
     if not rows:
         raise SystemExit(f"no records of mode {args.mode!r} in {', '.join(map(str, args.results))}")
     columns = list(rows[0])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from cragraph.bench.abstention import kept, read_records, truth_grid
+from cragraph.bench.abstention import kept, read_records, truth_grid, without_margin
 from cragraph.bench.reader_examples import in_validation, unseen_by_reader, validation_key
 
 
@@ -60,3 +60,9 @@ def test_only_questions_the_reader_never_trained_on_count_as_unseen(tmp_path):
     (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     assert [r["id"] for r in read_records([run / "results.jsonl"])] == ["q1", "q2"]
     assert [r["id"] for r in read_records([run / "results.jsonl"], reader_unseen=True)] == ["q2"]
+
+
+def test_runs_made_before_the_margin_was_recorded_are_named():
+    old = {"mode": "crag", "set": "old_run", "answer": "Gdansk [1]", "abstained": False, "confidence": 0.9}
+    rule = {**old, "set": "rules", "confidence": None}  # a rule's answer never has a margin
+    assert without_margin([old, rule, record("Gdansk [1]", 9.0, 0.5)]) == ["old_run"]

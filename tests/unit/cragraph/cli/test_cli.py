@@ -280,3 +280,21 @@ def test_the_argparse_check_sees_function_level_imports_and_main_blocks(tmp_path
     module.write_text("def main():\n    from argparse import ArgumentParser\n    return ArgumentParser\n\n\n"
                       "if __name__ == '__main__':\n    main()\n", encoding="utf-8")
     assert _entry_point_code(module) == ["line 2: imports argparse", 'line 6: a `__name__ == "__main__"` block']
+
+
+def test_bench_abstention_grids_the_margin_and_refuses_runs_without_it(tmp_path, capsys):
+    run = tmp_path / "train_set"
+    run.mkdir()
+    rows = [{"mode": "crag", "id": "q1", "answers": ["Gdansk"], "answer": "Gdansk [1]", "abstained": False,
+             "confidence": 0.9, "margin": 9.0, "best_evidence": 0.5},
+            {"mode": "crag", "id": "q2", "answers": ["Gdansk"], "answer": "Warsaw [1]", "abstained": False,
+             "confidence": 0.9, "margin": 3.0, "best_evidence": 0.5}]
+    results = run / "results.jsonl"
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert main(["bench", "abstention", str(results), "--top", "1"]) == 0
+    best = capsys.readouterr().out.splitlines()[2].split(" | ")
+    assert best[3] == "0.5" and 3.0 < float(best[1]) <= 9.0  # right answer kept, wrong one held back
+    results.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "margin"}) + "\n" for r in rows),
+                       encoding="utf-8")
+    with pytest.raises(SystemExit, match="train_set record no reader margin"):
+        main(["bench", "abstention", str(results)])
