@@ -36,6 +36,7 @@ def abstained(language: str, question: str = "") -> dict[str, Any]:
         "evidence": [],
         "abstained": True,
         "confidence": None,
+        "margin": None,
         "withheld": None,
         "language": language,
     }
@@ -165,6 +166,7 @@ class OutputState(TypedDict, total=False):
     verdict: Grade  # the CRAG grade of the retrieved passages
     abstained: bool
     confidence: float | None  # the reader's share of its answer among its candidates; None: a rule or an LLM answered
+    margin: float | None  # the reader's span score over its no-answer score (answer_min_margin gates it); None as above
     withheld: Withheld | None  # set only on an abstention by one of the reader's gates
     language: str
     highlights: list[Highlight]

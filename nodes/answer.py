@@ -103,7 +103,7 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         withheld = {"answer": answered["answer"], "citations": answered["citations"],
                     "confidence": _rounded(short.confidence), "margin": _rounded(short.margin), "reason": held_back}
         return {**_abstain(timer, state, language, held_back + _web_reason(state)), "withheld": withheld}
-    update = {**answered, "confidence": short.confidence}
+    update = {**answered, "confidence": short.confidence, "margin": short.margin}
     counts: dict[str, Any] = {
         "context": len(context),
         "sentences": len(sentences),
@@ -234,6 +234,7 @@ def _answered(
         "evidence": evidence,
         "abstained": False,
         "confidence": None,
+        "margin": None,
         "withheld": None,
         "language": language,
     }

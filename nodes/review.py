@@ -72,7 +72,7 @@ def review_answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         return {"trace": [timer.record("approve: answer")]}
     if action == "edit":
         edited = str(value["answer"]).strip()
-        return {"answer": edited, "abstained": False, "confidence": None,
+        return {"answer": edited, "abstained": False, "confidence": None, "margin": None,
                 "trace": [timer.record("edit: answer replaced", note=f"{state.get('answer')!r} -> {edited!r}")]}
     return {**_abstained(state), "trace": [timer.record("reject: abstain", note="the answer was rejected")]}
 

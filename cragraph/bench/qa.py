@@ -236,7 +236,7 @@ def answer_scores(trace: Sequence[dict[str, Any]], state: dict[str, Any]) -> dic
     selected = state.get("selected") or []
     grade = next((p.get("grade") for p in selected if cited and p.get("id") == cited[0]), None)
     grades = [p["grade"] for p in selected if p.get("grade") is not None]
-    return {"confidence": state.get("confidence"), "margin": counts.get("margin"),
+    return {"confidence": state.get("confidence"), "margin": state.get("margin"),
             "best_evidence": counts.get("best_evidence"), "answer_grade": grade,
             "best_grade": max(grades) if grades and cited else None,
             "answer_source": citations[0].get("source") if citations else None,

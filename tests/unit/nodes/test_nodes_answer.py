@@ -208,7 +208,9 @@ def test_the_margin_gate_holds_back_a_span_from_passages_that_do_not_hold_the_an
     assert held["abstained"] and held["citations"] == [] and "answer_min_margin" in held["trace"][0]["note"]
     assert held["withheld"]["margin"] < 0 and "answer_min_margin 7.5" in held["withheld"]["reason"]
     answered = run({**STATE, "selected": [CONTEXT[0]]}, answer_min_score=-1.0)
-    assert names_the_caspian_sea(answered["answer"]) and answered["trace"][0]["counts"]["margin"] >= 7.5
+    assert names_the_caspian_sea(answered["answer"]) and answered["margin"] >= 7.5
+    assert answered["trace"][0]["counts"]["margin"] == round(answered["margin"], 4)
+    assert held["margin"] is None and held["confidence"] is None  # an abstention has neither
 
 
 def test_an_answer_citing_a_passage_graded_under_answer_min_grade_is_held_back():

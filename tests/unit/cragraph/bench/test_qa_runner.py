@@ -137,8 +137,8 @@ def test_cli_parser_accepts_the_documented_options():
 
 
 def test_a_record_names_the_source_and_grade_of_the_passage_its_answer_cites_first() -> None:
-    trace = [{"node": "answer", "counts": {"best_evidence": 0.4, "margin": 8.2}}]
-    state = {"confidence": 0.97, "citations": [{"id": "https://example.org/a", "source": "web"}],
+    trace = [{"node": "answer", "counts": {"best_evidence": 0.4}}]
+    state = {"confidence": 0.97, "margin": 8.2, "citations": [{"id": "https://example.org/a", "source": "web"}],
              "selected": [{"id": "c1", "grade": 0.9}, {"id": "https://example.org/a", "grade": 0.3}, {"id": "c2"}]}
     assert answer_scores(trace, state) == {"confidence": 0.97, "margin": 8.2, "best_evidence": 0.4,
                                            "answer_grade": 0.3, "best_grade": 0.9, "answer_source": "web",
