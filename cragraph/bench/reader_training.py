@@ -51,6 +51,7 @@ def default_config() -> dict[str, Any]:
         # decoding only (chosen on validation, see NOTES): lexical sentence prior, skip spans in the question
         "sentence_weight": 8.0,
         "skip_in_question": True,
+        "hop_weight": 0.25,  # reading only: the window also reads the pages of entities the best sentences name
     }
 
 

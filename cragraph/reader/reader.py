@@ -89,7 +89,7 @@ class Reader:
 
     def score(self, question: str, passages: list[Passage], language: str) -> Scored:
         budget = self.config.get("read_budget", self.config["budget"])
-        ctx = build_context(question, passages, language, budget, self.count_tokens)
+        ctx = build_context(question, passages, language, budget, self.count_tokens, self.config.get("hop_weight", 0.0))
         enc = encode(self.tokenizer, question, ctx.text, self.config["max_len"])
         ids = torch.from_numpy(enc.input_ids)[None]
         mask = torch.ones_like(ids)

@@ -5,11 +5,17 @@ sits in one of the few sentences that share the question's rarer words. Sentence
 the given passages' sentences) of the question terms they contain, with the passage's title counted as part of
 each of its sentences (a passage about the question's subject), plus a small bonus for the passage's retrieval
 rank. The best ones are kept up to the budget and read in document order, grouped by passage under their title.
+
+A multi-hop question names its first hop, not its answer's page: "the German musician whose godfather is whom?"
+shares no rare word with "Carl Philipp Emanuel Bach: ... his godfather Georg Philipp Telemann". With `hop_weight`
+on, a passage whose title (an entity the question does not name) is mentioned by a sentence of another passage
+inherits that share of the mentioning sentence's score, so the bridge entity's own page is read too.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from cragraph.reader.types import Passage
@@ -17,6 +23,7 @@ from stores.text import sentence_spans
 from stores.tokenize import tokenize
 
 RANK_BONUS = 0.15  # idf units per rank step: ties go to the better-ranked passage
+_QUALIFIER = re.compile(r"\s*\([^)]*\)\s*$")  # "Scott Howell (political consultant)" is mentioned as "Scott Howell"
 
 
 @dataclass(frozen=True)
@@ -54,7 +61,8 @@ class ReadContext:
         return None
 
 
-def score_sentences(question: str, passages: list[Passage], language: str) -> list[Sentence]:
+def score_sentences(question: str, passages: list[Passage], language: str, hop_weight: float = 0.0
+                    ) -> list[Sentence]:
     """Every sentence of every passage with its selection score."""
     q_terms = set(tokenize(question))
     rows: list[tuple[int, int, int, str, set[str]]] = []
@@ -73,14 +81,39 @@ def score_sentences(question: str, passages: list[Passage], language: str) -> li
         # sorted: a float sum in set order would vary with PYTHONHASHSEED and break ties differently
         score = sum(math.log(1.0 + n / df[t]) for t in sorted(terms)) - RANK_BONUS * p
         out.append(Sentence(p, start, end, text, score))
-    return out
+    return hop_scores(out, passages, q_terms, hop_weight) if hop_weight > 0 else out
+
+
+def hop_scores(sentences: list[Sentence], passages: list[Passage], q_terms: set[str], weight: float
+               ) -> list[Sentence]:
+    """Each sentence of a passage about an entity the question does not name, but another passage's sentence
+    does, gains `weight` x the best such mentioning sentence's score."""
+    inherited = [0.0] * len(passages)
+    for p, passage in enumerate(passages):
+        name = _QUALIFIER.sub("", passage.title).strip().lower()
+        if not name or set(tokenize(name)) <= q_terms:  # no title, or the question names it: not a hop
+            continue
+        mentions = (s.score for s in sentences if s.passage != p and s.score > 0 and _mentions(s.text, name))
+        inherited[p] = weight * max(mentions, default=0.0)
+    return [s if not inherited[s.passage] else Sentence(s.passage, s.start, s.end, s.text,
+                                                         s.score + inherited[s.passage]) for s in sentences]
+
+
+def _mentions(text: str, name: str) -> bool:
+    """Whole-word, case-blind occurrence (any occurrence where the name is Chinese, which has no word breaks)."""
+    at = text.lower().find(name)
+    if at < 0:
+        return False
+    end = at + len(name)
+    return (at == 0 or not text[at - 1].isalnum() or not name[0].isascii()) and \
+        (end == len(text) or not text[end].isalnum() or not name[-1].isascii())
 
 
 def build_context(
-    question: str, passages: list[Passage], language: str, token_budget: int, count_tokens
+    question: str, passages: list[Passage], language: str, token_budget: int, count_tokens, hop_weight: float = 0.0
 ) -> ReadContext:
     """The context string: chosen sentences in document order, each passage opened by its title."""
-    sentences = score_sentences(question, passages, language)
+    sentences = score_sentences(question, passages, language, hop_weight)
     order = sorted(range(len(sentences)), key=lambda i: -sentences[i].score)
     chosen: set[int] = set()
     used = 0

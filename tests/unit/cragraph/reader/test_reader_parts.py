@@ -5,7 +5,7 @@ import numpy as np
 from cragraph.reader.decode import best_spans, clean_span
 from cragraph.reader.questions import question_form
 from cragraph.reader.types import Passage
-from cragraph.reader.window import build_context
+from cragraph.reader.window import build_context, score_sentences
 
 
 def test_question_forms() -> None:
@@ -36,6 +36,33 @@ def test_context_maps_back_to_passages() -> None:
     assert segment.passage == 1 and passages[1].text[start:end] == "Germany"
     j = ctx.text.index("Berlin")  # the title comes first
     assert ctx.locate(j, j + 6)[0].in_title
+
+
+def test_a_bridge_entitys_own_page_is_read_with_hop_weight() -> None:
+    # the question names the sonata, not the musician whose page holds the answer
+    question = "The manuscript of Flute Sonata BWV 1033 is in the hand of a German musician whose godfather is whom?"
+    passages = [
+        Passage("The Flute Sonata BWV 1033 is a sonata in four movements. Its manuscript is in the hand of "
+                "Carl Philipp Emanuel Bach.", "Flute Sonata BWV 1033"),
+        Passage("The Flute Sonata in G major is a flute sonata by Handel. The sonata was first a sonata for oboe.",
+                "Flute sonata in G major"),
+        Passage("Carl Philipp Emanuel Bach was a composer of the Classical period. He was born in "
+                "Weimar in 1714. His second name was given in honor of his godfather Georg Philipp Telemann.",
+                "Carl Philipp Emanuel Bach (composer)"),
+    ]
+    words = lambda s: len(s.split())  # noqa: E731
+    plain = build_context(question, passages, "en", 50, words)
+    hop = build_context(question, passages, "en", 50, words, hop_weight=0.25)
+    assert "Telemann" not in plain.text
+    assert "Telemann" in hop.text
+
+
+def test_a_page_the_question_names_gains_nothing_from_mentions() -> None:
+    passages = [Passage("Berlin is the capital of Germany.", "Germany"), Passage("Berlin has museums.", "Berlin")]
+    hop = score_sentences("What does the capital of Germany have?", passages, "en", 1.0)
+    assert hop[1].score > score_sentences("What does the capital of Germany have?", passages, "en")[1].score
+    named = "What does Berlin, the capital of Germany, have?"
+    assert score_sentences(named, passages, "en", 1.0) == score_sentences(named, passages, "en")
 
 
 def test_best_span_and_cleaning() -> None:
