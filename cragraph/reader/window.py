@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from cragraph.reader.types import Passage
 from stores.text import sentence_spans
@@ -95,8 +95,7 @@ def hop_scores(sentences: list[Sentence], passages: list[Passage], q_terms: set[
             continue
         mentions = (s.score for s in sentences if s.passage != p and s.score > 0 and _mentions(s.text, name))
         inherited[p] = weight * max(mentions, default=0.0)
-    return [s if not inherited[s.passage] else Sentence(s.passage, s.start, s.end, s.text,
-                                                         s.score + inherited[s.passage]) for s in sentences]
+    return [replace(s, score=s.score + inherited[s.passage]) if inherited[s.passage] else s for s in sentences]
 
 
 def _mentions(text: str, name: str) -> bool:
