@@ -93,19 +93,25 @@ def hop_scores(sentences: list[Sentence], passages: list[Passage], q_terms: set[
         name = _QUALIFIER.sub("", passage.title).strip().lower()
         if not name or set(tokenize(name)) <= q_terms:  # no title, or the question names it: not a hop
             continue
-        mentions = (s.score for s in sentences if s.passage != p and s.score > 0 and _mentions(s.text, name))
+        # another page's sentence: a chunk of the same document naming its own title is no hop
+        mentions = (s.score for s in sentences
+                    if passages[s.passage].title != passage.title and s.score > 0 and _mentions(s.text, name))
         inherited[p] = weight * max(mentions, default=0.0)
     return [replace(s, score=s.score + inherited[s.passage]) if inherited[s.passage] else s for s in sentences]
 
 
 def _mentions(text: str, name: str) -> bool:
-    """Whole-word, case-blind occurrence (any occurrence where the name is Chinese, which has no word breaks)."""
-    at = text.lower().find(name)
-    if at < 0:
-        return False
-    end = at + len(name)
-    return (at == 0 or not text[at - 1].isalnum() or not name[0].isascii()) and \
-        (end == len(text) or not text[end].isalnum() or not name[-1].isascii())
+    """A whole-word, case-blind occurrence (any occurrence where the name is Chinese, which has no word breaks);
+    every occurrence is tried, so "Rush" inside "Brush" does not hide a later "Rush"."""
+    lowered = text.lower()
+    at = lowered.find(name)
+    while at >= 0:
+        end = at + len(name)
+        if (at == 0 or not text[at - 1].isalnum() or not name[0].isascii()) and \
+                (end == len(text) or not text[end].isalnum() or not name[-1].isascii()):
+            return True
+        at = lowered.find(name, at + 1)
+    return False
 
 
 def build_context(

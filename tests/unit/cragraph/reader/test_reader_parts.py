@@ -65,6 +65,20 @@ def test_a_page_the_question_names_gains_nothing_from_mentions() -> None:
     assert score_sentences(named, passages, "en", 1.0) == score_sentences(named, passages, "en")
 
 
+def test_a_mention_is_found_after_a_longer_word_that_holds_the_name() -> None:
+    passages = [Passage("A brush maker met Rush in 1980.", "Brushes"), Passage("Rush is a band.", "Rush")]
+    hop = score_sentences("Who met the brush maker?", passages, "en", 1.0)
+    assert hop[1].score > score_sentences("Who met the brush maker?", passages, "en")[1].score
+
+
+def test_a_chunk_naming_its_own_document_is_no_hop() -> None:
+    passages = [Passage("Tom Sawyer meets Huck.", "Tom Sawyer"), Passage("Tom Sawyer paints a fence.", "Tom Sawyer"),
+                Passage("Huck lives in a barrel.", "Huck")]
+    question = "Who paints a fence?"
+    hop = score_sentences(question, passages, "en", 1.0)
+    assert hop[:2] == score_sentences(question, passages, "en")[:2]
+
+
 def test_best_span_and_cleaning() -> None:
     start = np.array([0, 0, 5, 0, 0.0])
     end = np.array([0, 0, 0, 4, 8.0])
