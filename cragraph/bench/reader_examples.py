@@ -15,6 +15,7 @@ import hashlib
 import json
 import random
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 
 from cragraph.bench.training_data import default_data_root, xquad_part
@@ -101,14 +102,10 @@ class Distractors:
         self.matrix = self.vectorizer.fit_transform([corpus[i]["title"] + " " + corpus[i]["text"] for i in self.ids])
 
     def nearest(self, question: str, k: int, exclude: set[str]) -> list[str]:
+        """The `k` passages most like the question, those in `exclude` left out (none when `k` <= 0)."""
         scores = (self.matrix @ self.vectorizer.transform([question]).T).toarray().ravel()
-        out = []
-        for i in scores.argsort()[::-1]:
-            if self.ids[i] not in exclude:
-                out.append(self.ids[i])
-            if len(out) == k:
-                break
-        return out
+        ranked = (self.ids[i] for i in scores.argsort()[::-1] if self.ids[i] not in exclude)
+        return list(islice(ranked, max(k, 0)))
 
 
 def _make(

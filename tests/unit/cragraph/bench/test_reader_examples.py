@@ -35,3 +35,13 @@ def test_a_min_passages_outside_one_to_n_is_refused_before_any_data_is_read(tmp_
     for bad in (0, 5):
         with pytest.raises(ValueError, match="min_passages must be 1..n_passages"):
             training_examples(n_passages=4, data_root=tmp_path, min_passages=bad)
+
+
+def test_no_distractor_is_added_when_the_gold_passages_fill_the_count() -> None:
+    # asking for no distractor used to return the whole corpus whenever the gold passage was not the question's
+    # nearest one (the loop only stopped after appending)
+    assert Distractors(CORPUS).nearest("Which town lies on river 1?", 0, {"p2"}) == []
+    row = {**ROW, "supporting_ids": ["p2", "p5"]}
+    rng, distractors = random.Random(0), Distractors(CORPUS)
+    counts = {len(_make(row, CORPUS, "en", "test", distractors, 4, rng, 1).passages) for _ in range(40)}
+    assert counts == {2, 3, 4}
