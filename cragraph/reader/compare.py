@@ -5,7 +5,7 @@ answer follows from one value per option: a year for time comparisons (founded f
 a quantity for size comparisons (longer, taller, larger). Each option's value is read from its own passage (the
 one whose title names it, else the first that mentions it): the first year of the passage for time (the
 opening of an encyclopedic passage gives the birth or founding year first), the first quantity near a mention
-of the attribute's unit words otherwise. A rank ("the 13th highest") or a name with a number in it ("K4") is not
+of the attribute's unit words otherwise. A rank ("the 13th highest", "第13") or a name with a number in it ("K4") is not
 a size. Nothing found for either option: None, and the caller falls back to the span scores.
 """
 
@@ -52,7 +52,7 @@ _COMPARATIVES: tuple[tuple[re.Pattern[str], str, int], ...] = (
     ),
 )
 _YEAR = re.compile(r"(?<!\d)(1[0-9]{3}|20[0-9]{2})(?!\d)")
-_NUMBER = re.compile(r"(?<![A-Za-zА-Яа-яЁё\d.,])(\d{1,3}(?:[,\s]\d{3})+|\d+(?:\.\d+)?)(?![\d])")
+_NUMBER = re.compile(r"(?<![A-Za-zА-Яа-яЁё第\d.,])(\d{1,3}(?:[,\s]\d{3})+|\d+(?:\.\d+)?)(?![\d])")
 _ORDINAL = re.compile(r"(?:st|nd|rd|th)\b|-?(?:й|я|е|го)\b")
 _MULTIPLIERS = {
     "thousand": 1e3,

@@ -24,3 +24,12 @@ def test_a_passage_that_gives_only_a_rank_leaves_the_answer_to_the_reader() -> N
     ]
     question = "Which mountain is higher, Mount Cedar or Mount Dogwood?"
     assert compare_options(question, ("Mount Cedar", "Mount Dogwood"), passages) is None
+
+
+def test_a_chinese_rank_is_not_a_size() -> None:
+    passages = [
+        Passage("甲山是世界第13高峰，海拔8035米。", "甲山"),
+        Passage("乙山海拔7205米，是世界第106高峰。", "乙山"),
+    ]
+    compared = compare_options("甲山和乙山哪个更高？", ("甲山", "乙山"), passages)
+    assert compared is not None and compared.option == "甲山", compared
