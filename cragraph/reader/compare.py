@@ -5,8 +5,8 @@ answer follows from one value per option: a year for time comparisons (founded f
 a quantity for size comparisons (longer, taller, larger). Each option's value is read from its own passage (the
 one whose title names it, else the first that mentions it): the first year of the passage for time (the
 opening of an encyclopedic passage gives the birth or founding year first), the first quantity near a mention
-of the attribute's unit words otherwise. A rank ("the 13th highest", "第13") or a name with a number in it ("K4") is not
-a size. Nothing found for either option: None, and the caller falls back to the span scores.
+of the attribute's unit words otherwise. A rank ("the 13th highest", "第13") or a name with a number in it
+("K4") is not a size. Nothing found for either option: None, and the caller falls back to the span scores.
 """
 
 from __future__ import annotations
