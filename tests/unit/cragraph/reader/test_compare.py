@@ -1,7 +1,14 @@
-"""Comparative questions answered from one value per option."""
+"""Comparative questions answered from one value per option, the options parsed as the reader parses them."""
 
-from cragraph.reader.compare import compare_options
+from cragraph.reader.compare import Compared, compare_options
+from cragraph.reader.questions import question_form
 from cragraph.reader.types import Passage
+
+
+def _compare(question: str, language: str, passages: list[Passage]) -> Compared | None:
+    form = question_form(question, language)
+    assert form.kind == "options", form
+    return compare_options(question, form.options, passages)
 
 
 def test_a_rank_or_a_numbered_name_is_not_a_size() -> None:
@@ -11,8 +18,7 @@ def test_a_rank_or_a_numbered_name_is_not_a_size() -> None:
             "Mount Birch is a peak of the range. At an elevation of 7205 m it is the 106th highest.", "Mount Birch"
         ),
     ]
-    question = "Which mountain is taller, Mount Alder or Mount Birch?"
-    compared = compare_options(question, ("Mount Alder", "Mount Birch"), passages)
+    compared = _compare("Which mountain is taller, Mount Alder or Mount Birch?", "en", passages)
     assert compared is not None and compared.option == "Mount Alder", compared
     assert compared.values == (8035.0, 7205.0)
 
@@ -22,8 +28,7 @@ def test_a_passage_that_gives_only_a_rank_leaves_the_answer_to_the_reader() -> N
         Passage("Mount Cedar is the 23rd-highest peak in the world.", "Mount Cedar"),
         Passage("Mount Dogwood is the 12th highest mountain in the world at 8051 m.", "Mount Dogwood"),
     ]
-    question = "Which mountain is higher, Mount Cedar or Mount Dogwood?"
-    assert compare_options(question, ("Mount Cedar", "Mount Dogwood"), passages) is None
+    assert _compare("Which mountain is higher, Mount Cedar or Mount Dogwood?", "en", passages) is None
 
 
 def test_a_chinese_rank_is_not_a_size() -> None:
@@ -31,5 +36,14 @@ def test_a_chinese_rank_is_not_a_size() -> None:
         Passage("甲山是世界第13高峰，海拔8035米。", "甲山"),
         Passage("乙山海拔7205米，是世界第106高峰。", "乙山"),
     ]
-    compared = compare_options("甲山和乙山哪个更高？", ("甲山", "乙山"), passages)
+    compared = _compare("哪座山更高，甲山还是乙山？", "zh", passages)
     assert compared is not None and compared.option == "甲山", compared
+
+
+def test_a_russian_rank_is_not_a_size() -> None:
+    passages = [
+        Passage("Альдер — 13-я по высоте вершина мира, её высота 8035 м.", "Альдер"),
+        Passage("Берёза — горная вершина высотой 7205 м.", "Берёза"),
+    ]
+    compared = _compare("Какая гора выше, Альдер или Берёза?", "ru", passages)
+    assert compared is not None and compared.option == "Альдер", compared
