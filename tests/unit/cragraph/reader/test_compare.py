@@ -1,5 +1,7 @@
 """Comparative questions answered from one value per option, the options parsed as the reader parses them."""
 
+import pytest
+
 from cragraph.reader.compare import Compared, compare_options
 from cragraph.reader.questions import question_form
 from cragraph.reader.types import Passage
@@ -31,19 +33,20 @@ def test_a_passage_that_gives_only_a_rank_leaves_the_answer_to_the_reader() -> N
     assert _compare("Which mountain is higher, Mount Cedar or Mount Dogwood?", "en", passages) is None
 
 
-def test_a_chinese_rank_is_not_a_size() -> None:
-    passages = [
-        Passage("甲山是世界第13高峰，海拔8035米。", "甲山"),
-        Passage("乙山海拔7205米，是世界第106高峰。", "乙山"),
-    ]
-    compared = _compare("哪座山更高，甲山还是乙山？", "zh", passages)
-    assert compared is not None and compared.option == "甲山", compared
-
-
-def test_a_russian_rank_is_not_a_size() -> None:
-    passages = [
-        Passage("Альдер — 13-я по высоте вершина мира, её высота 8035 м.", "Альдер"),
-        Passage("Берёза — горная вершина высотой 7205 м.", "Берёза"),
-    ]
-    compared = _compare("Какая гора выше, Альдер или Берёза?", "ru", passages)
-    assert compared is not None and compared.option == "Альдер", compared
+@pytest.mark.parametrize(
+    ("language", "question", "first", "second"),
+    [
+        ("zh", "哪座山更高，甲山还是乙山？", "甲山是世界第13高峰，海拔8035米。", "乙山海拔7205米，是世界第106高峰。"),
+        (
+            "ru",
+            "Какая гора выше, Альдер или Берёза?",
+            "Альдер — 13-я по высоте вершина мира, её высота 8035 м.",
+            "Берёза — горная вершина высотой 7205 м.",
+        ),
+    ],
+)
+def test_a_chinese_or_russian_rank_is_not_a_size(language: str, question: str, first: str, second: str) -> None:
+    form = question_form(question, language)
+    passages = [Passage(first, form.options[0]), Passage(second, form.options[1])]
+    compared = _compare(question, language, passages)
+    assert compared is not None and compared.option == form.options[0], compared
