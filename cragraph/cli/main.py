@@ -51,9 +51,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 1
     except Exception as error:
+        from cragraph.reader import ReaderWeightsError
         from stores.bundle import BundleError
 
-        if isinstance(error, BundleError):
+        if isinstance(error, (BundleError, ReaderWeightsError)):  # each names its file and the way to rebuild it
             print(f"error: {error}", file=sys.stderr)
             return 1
         raise

@@ -63,6 +63,23 @@ def test_bad_input_gets_a_clear_error(corpus, tmp_path, tiny_embedder_dir, capsy
     assert main(["search", "Volga", "--index", index, "-k", "1"]) == 0, "the old index must stay usable"
 
 
+def test_ask_with_damaged_reader_weights_names_the_file_without_a_traceback(
+    corpus, tmp_path, tiny_embedder_dir, capsys, monkeypatch
+):
+    index = str(tmp_path / "index")
+    assert main(["index", str(corpus), "--index", index, "--embedder", str(tiny_embedder_dir), "--quiet"]) == 0
+    weights = tmp_path / "weights"
+    weights.mkdir()
+    (weights / "config.json").write_text("{}")
+    (weights / "reader.npz").write_bytes(b"not a zip")
+    monkeypatch.setenv("CRAGRAPH_READER_PATH", str(weights))
+    capsys.readouterr()
+    assert main(["ask", "Where does the Volga flow?", "--index", index]) == 1
+    err = capsys.readouterr().err
+    assert "config.json: lacks split" in err and "cragraph bench reader-training" in err
+    assert "Traceback" not in err
+
+
 def test_eval_retrieval_prints_the_table_and_writes_json(tmp_path, tiny_embedder_dir, capsys):
     data = tmp_path / "set"
     data.mkdir()
