@@ -8,6 +8,9 @@ Every mode answers the same questions from the same index with the same embedder
 - langchain-ensemble, rank-bm25: peer retrievers (bench.peers), top-k to the same answer node
 - binary-crag: the LangGraph-tutorial CRAG: hybrid top-k, a yes / no grade per passage, "no" passages dropped
   (and the question flagged for web search, which is off in benchmarks), no strips, same answer node
+- gold-passages: a reference, not a system: the question's gold documents (as the index holds them) straight to
+  the same answer node, so its row is what the answer step reaches when retrieval and the CRAG decision are
+  perfect; an unanswerable question's gold documents are not in its index, so this row abstains on it
 
 Our three modes also run with any `provider:model` chat model given (`<mode>@<model>`, LLM-written answers).
 The embedded model answers extractively.
@@ -28,7 +31,7 @@ import os
 import platform
 import subprocess
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from importlib import metadata
@@ -43,7 +46,8 @@ from cragraph.bench.qa_metrics import aggregate, by_type, recall_curve, score_re
 
 OUR_MODES = ("plain", "crag", "crag-multihop")
 PEER_MODES = ("langchain-ensemble", "rank-bm25", "binary-crag")
-ALL_MODES = OUR_MODES + PEER_MODES
+REFERENCE_MODES = ("gold-passages",)
+ALL_MODES = OUR_MODES + PEER_MODES + REFERENCE_MODES
 TABLE_COLUMNS = ("EM", "F1", "Contains", "SemMatch", "InContext", "CtxChars", "CitePrec", "Abstain", "Truth",
                  "Halluc", "R@5", "p50_ms", "p95_ms")
 TRUTH_COLUMNS = ("Truth", "Halluc", "Abstain", "Contains")
@@ -105,7 +109,9 @@ def mode_context(index: str, mode: str, overrides: dict[str, Any] | None = None)
     return Context(**settings)
 
 
-def build_runners(bundle: Any, modes: Sequence[str], settings: QASettings) -> dict[str, ModeRunner]:
+def build_runners(bundle: Any, modes: Sequence[str], settings: QASettings,
+                  gold: Mapping[str, Sequence[str]] | None = None) -> dict[str, ModeRunner]:
+    """One runner per mode over `bundle`; `gold` maps each question to its gold document ids (gold-passages)."""
     from cragraph.bench.peers import LangChainEnsemble, RankBM25
     from cragraph.retrieval.retriever import HybridRetriever
 
@@ -129,6 +135,8 @@ def build_runners(bundle: Any, modes: Sequence[str], settings: QASettings) -> di
             runners[mode] = retrieve_and_answer(RankBM25(bundle).search, context, settings.k)
         elif base == "binary-crag":
             runners[mode] = binary_crag(retriever.search, context, settings.k, settings.binary_cut)
+        elif base == "gold-passages":
+            runners[mode] = gold_passages(bundle, gold or {}, context)
     return runners
 
 
@@ -209,6 +217,35 @@ def binary_crag(search: Callable[..., list[Any]], context: Any, k: int, cut: flo
         record["web_needed"] = not all(keep)  # the tutorial would search the web; web is off in benchmarks
         return record
     return run
+
+
+def gold_passages(bundle: Any, gold: Mapping[str, Sequence[str]], context: Any) -> ModeRunner:
+    """The answer step's ceiling: every chunk of the question's gold documents that `bundle` holds, in the
+    question's order, straight to the graph's answer node (the same node and gates as plain)."""
+    from langgraph.runtime import Runtime
+
+    from cragraph.knowledge.passages import passage_of
+    from nodes.answer import answer
+    from stores.types import Hit
+
+    chunks = gold_chunks(bundle, {doc_id for doc_ids in gold.values() for doc_id in doc_ids})
+    runtime = Runtime(context=context)
+
+    def run(question: str) -> dict[str, Any]:
+        passages = [passage_of(Hit(chunk, score=1.0, sources=["gold"]))
+                    for doc_id in gold.get(question, ()) for chunk in chunks.get(doc_id, [])]
+        update = answer({"question": question, "selected": passages}, runtime)
+        return answered_record(update, passages, [p["doc_id"] for p in passages], update["trace"])
+    return run
+
+
+def gold_chunks(bundle: Any, doc_ids: set[str]) -> dict[str, list[Any]]:
+    """The chunks of `doc_ids` that `bundle` holds, by document, in index order (absent documents: no entry)."""
+    found: dict[str, list[Any]] = {}
+    for _, chunk in bundle.docstore.iter_rows():
+        if chunk.doc_id in doc_ids:
+            found.setdefault(chunk.doc_id, []).append(chunk)
+    return found
 
 
 def answered_record(update: dict[str, Any], context: list[dict[str, Any]], ranked: list[str],
@@ -517,9 +554,10 @@ def run_qa_eval(dataset_dir: str | Path, modes: Sequence[str] = ALL_MODES, limit
     with web_standin_for(dataset, removed, enabled=web_standin) as web:
         run_settings = settings if web is None else replace(
             settings, context_overrides={**settings.context_overrides, **web})
-        runners = build_runners(bundle, all_modes, run_settings)
+        gold = {q.question: q.supporting_ids for q in dataset.questions}
+        runners = build_runners(bundle, all_modes, run_settings, gold)
         reduced = build_runners(reduced_index(dataset, removed, embedder, index_root, progress), all_modes,
-                                run_settings) if removed else None
+                                run_settings, gold) if removed else None
         records = run_questions(dataset, runners, ResultsLog(out_dir / "results.jsonl"), progress, reduced,
                                 unanswerable_ids)
     judge = SemanticJudge(bundle.embedder, semantic_threshold)

@@ -440,6 +440,9 @@ MODE_ROWS = (
     ("binary-crag", "the LangGraph CRAG tutorial's shape: hybrid top-5, one yes / no grade per passage (our "
                     "evaluator cut at 0), \"no\" passages dropped, any \"no\" flags web search; no knowledge "
                     "strips"),
+    ("gold-passages", "a reference, not a system: the question's gold documents straight to the same answer node "
+                      "(what the answer step reaches when retrieval and the CRAG decision are perfect; it abstains "
+                      "on a question asked of an index without them)"),
 )
 
 DOC_MODES = "## Modes and peers\n\n| row | what answers the question |\n|---|---|\n" + "\n".join(

@@ -58,6 +58,9 @@ def test_all_modes_report_plots_and_resume(slice_dataset, tmp_path, monkeypatch)
     assert {"retrieve", "rerank", "grade", "refine", "select", "answer"} <= set(crag_stages)
     assert "execute" in summary["crag-multihop"]["stages"] or "retrieve" in summary["crag-multihop"]["stages"]
     assert set(summary["binary-crag"]["stages"]) == {"retrieve", "grade", "answer"}
+    assert set(summary["gold-passages"]["stages"]) == {"answer"}  # no retrieval: it reads the gold documents
+    for record in (r for r in records if r["mode"] == "gold-passages"):
+        assert set(record["ranked_doc_ids"]) == set(record["gold_ids"]), record
     report = json.loads((run_dir / "report.json").read_text())
     assert report["machine"]["packages"]["langgraph"] and report["settings"]["modes"] == list(ALL_MODES)
     assert "| mode | EM | F1 |" in (run_dir / "report.md").read_text()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cragraph.bench.datasets import Dataset, Question, load_dataset
-from cragraph.bench.qa import ResultsLog, run_questions, summarize, truth_table
+from cragraph.bench.qa import ResultsLog, gold_chunks, run_questions, summarize, truth_table
 from cragraph.bench.qa_metrics import score_record
 from cragraph.bench.unanswerable import choose_unanswerable, reduced_index, removed_documents
 
@@ -43,7 +43,7 @@ def test_the_unanswerable_share_is_seeded_and_checked():
             choose_unanswerable(questions, bad)
 
 
-def test_the_reduced_index_lacks_the_removed_documents_and_is_built_once(tmp_path, tiny_embedder_dir, capsys):
+def _toy_dataset(tmp_path: Path) -> Dataset:
     folder = tmp_path / "toy"
     folder.mkdir()
     rows = [{"id": f"d{i}", "title": f"Doc {i}", "text": f"The river {i} flows through the city {i}."}
@@ -51,7 +51,11 @@ def test_the_reduced_index_lacks_the_removed_documents_and_is_built_once(tmp_pat
     (folder / "corpus.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     (folder / "questions.jsonl").write_text(json.dumps(
         {"id": "q0", "question": "river 0?", "answers": ["0"], "supporting_ids": ["d0"]}) + "\n", encoding="utf-8")
-    dataset = load_dataset(folder)
+    return load_dataset(folder)
+
+
+def test_the_reduced_index_lacks_the_removed_documents_and_is_built_once(tmp_path, tiny_embedder_dir, capsys):
+    dataset = _toy_dataset(tmp_path)
     bundle = reduced_index(dataset, {"d0", "d2"}, str(tiny_embedder_dir), tmp_path / "indexes", progress=False)
     assert bundle.docstore.document_ids() == {"d1", "d3"}
     assert "without 2 gold documents" in capsys.readouterr().out
@@ -81,3 +85,15 @@ def test_unanswerable_questions_are_asked_of_the_reduced_runners_and_scored_apar
     assert summary["crag"]["metrics"]["Truth"] == 0.0
     table = truth_table(summary)
     assert "Truth (unanswerable)" in table.splitlines()[0] and "| crag | 0.000 |" in table
+
+
+def test_the_gold_passages_reference_reads_the_gold_documents_the_index_holds(tmp_path, tiny_embedder_dir):
+    from cragraph.bench.retrieval import dataset_index
+
+    dataset = _toy_dataset(tmp_path)
+    full = dataset_index(dataset, str(tiny_embedder_dir), tmp_path / "indexes", progress=False)
+    reduced = reduced_index(dataset, {"d0"}, str(tiny_embedder_dir), tmp_path / "indexes", progress=False)
+    found = gold_chunks(full, {"d0", "d2"})
+    assert {d: [c.text for c in chunks] for d, chunks in found.items()} == {
+        "d0": ["The river 0 flows through the city 0."], "d2": ["The river 2 flows through the city 2."]}
+    assert gold_chunks(reduced, {"d0"}) == {}  # an unanswerable question's gold is not there to read
