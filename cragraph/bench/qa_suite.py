@@ -400,7 +400,8 @@ def render_readme_section(reports: dict[str, dict[str, Any]], command: str, docs
         "hybrid RAG, CRAG and CRAG + multi-hop against LangChain's EnsembleRetriever, rank-bm25 and a "
         "tutorial-style binary-grader CRAG, all answering with the same answer node (the short-answer reader) at "
         "the shipped defaults, so the answer step's abstentions count (an abstention scores 0 in EM, 0 in Truth, "
-        "a wrong answer -1 in Truth). " + SUMMARY_HEADER,
+        "a wrong answer -1 in Truth). The gold-passages row is a reference, not a system: the same answer node "
+        "reading each question's gold documents. " + SUMMARY_HEADER,
         "",
         summary_table(reports) + _paired_block(reports, OUR_MODES),
         "",
