@@ -110,7 +110,7 @@ def mode_context(index: str, mode: str, overrides: dict[str, Any] | None = None)
 
 
 def build_runners(bundle: Any, modes: Sequence[str], settings: QASettings,
-                  gold: Mapping[str, Sequence[str]] | None = None) -> dict[str, ModeRunner]:
+                  gold: Mapping[str, Sequence[str]]) -> dict[str, ModeRunner]:
     """One runner per mode over `bundle`; `gold` maps each question to its gold document ids (gold-passages)."""
     from cragraph.bench.peers import LangChainEnsemble, RankBM25
     from cragraph.retrieval.retriever import HybridRetriever
@@ -136,7 +136,7 @@ def build_runners(bundle: Any, modes: Sequence[str], settings: QASettings,
         elif base == "binary-crag":
             runners[mode] = binary_crag(retriever.search, context, settings.k, settings.binary_cut)
         elif base == "gold-passages":
-            runners[mode] = gold_passages(bundle, gold or {}, context)
+            runners[mode] = gold_passages(retriever, gold, context)
     return runners
 
 
@@ -219,33 +219,23 @@ def binary_crag(search: Callable[..., list[Any]], context: Any, k: int, cut: flo
     return run
 
 
-def gold_passages(bundle: Any, gold: Mapping[str, Sequence[str]], context: Any) -> ModeRunner:
-    """The answer step's ceiling: every chunk of the question's gold documents that `bundle` holds, in the
-    question's order, straight to the graph's answer node (the same node and gates as plain)."""
+def gold_passages(retriever: Any, gold: Mapping[str, Sequence[str]], context: Any) -> ModeRunner:
+    """The answer step's ceiling: every chunk of the question's gold documents that the retriever's index holds
+    (read whole, as the full-document route reads them), straight to the graph's answer node (the same node and
+    gates as plain)."""
     from langgraph.runtime import Runtime
 
     from cragraph.knowledge.passages import passage_of
+    from cragraph.retrieval.full_document import read_documents
     from nodes.answer import answer
-    from stores.types import Hit
 
-    chunks = gold_chunks(bundle, {doc_id for doc_ids in gold.values() for doc_id in doc_ids})
     runtime = Runtime(context=context)
 
     def run(question: str) -> dict[str, Any]:
-        passages = [passage_of(Hit(chunk, score=1.0, sources=["gold"]))
-                    for doc_id in gold.get(question, ()) for chunk in chunks.get(doc_id, [])]
+        passages = [passage_of(hit) for hit in read_documents(retriever, dict.fromkeys(gold.get(question, ()), 1.0))]
         update = answer({"question": question, "selected": passages}, runtime)
         return answered_record(update, passages, [p["doc_id"] for p in passages], update["trace"])
     return run
-
-
-def gold_chunks(bundle: Any, doc_ids: set[str]) -> dict[str, list[Any]]:
-    """The chunks of `doc_ids` that `bundle` holds, by document, in index order (absent documents: no entry)."""
-    found: dict[str, list[Any]] = {}
-    for _, chunk in bundle.docstore.iter_rows():
-        if chunk.doc_id in doc_ids:
-            found.setdefault(chunk.doc_id, []).append(chunk)
-    return found
 
 
 def answered_record(update: dict[str, Any], context: list[dict[str, Any]], ranked: list[str],
@@ -550,11 +540,11 @@ def run_qa_eval(dataset_dir: str | Path, modes: Sequence[str] = ALL_MODES, limit
         (out_dir / "results.jsonl").unlink(missing_ok=True)
     all_modes = expand_modes(modes, chat_models)
     removed = removed_documents(dataset.questions, unanswerable_ids)
+    gold = {q.question: q.supporting_ids for q in dataset.questions}
     started = time.time()
     with web_standin_for(dataset, removed, enabled=web_standin) as web:
         run_settings = settings if web is None else replace(
             settings, context_overrides={**settings.context_overrides, **web})
-        gold = {q.question: q.supporting_ids for q in dataset.questions}
         runners = build_runners(bundle, all_modes, run_settings, gold)
         reduced = build_runners(reduced_index(dataset, removed, embedder, index_root, progress), all_modes,
                                 run_settings, gold) if removed else None

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cragraph.bench.datasets import Dataset, Question, load_dataset
-from cragraph.bench.qa import ResultsLog, gold_chunks, run_questions, summarize, truth_table
+from cragraph.bench.qa import ResultsLog, run_questions, summarize, truth_table
 from cragraph.bench.qa_metrics import score_record
 from cragraph.bench.unanswerable import choose_unanswerable, reduced_index, removed_documents
 
@@ -89,11 +89,13 @@ def test_unanswerable_questions_are_asked_of_the_reduced_runners_and_scored_apar
 
 def test_the_gold_passages_reference_reads_the_gold_documents_the_index_holds(tmp_path, tiny_embedder_dir):
     from cragraph.bench.retrieval import dataset_index
+    from cragraph.retrieval.full_document import read_documents
+    from cragraph.retrieval.retriever import HybridRetriever
 
     dataset = _toy_dataset(tmp_path)
     full = dataset_index(dataset, str(tiny_embedder_dir), tmp_path / "indexes", progress=False)
     reduced = reduced_index(dataset, {"d0"}, str(tiny_embedder_dir), tmp_path / "indexes", progress=False)
-    found = gold_chunks(full, {"d0", "d2"})
-    assert {d: [c.text for c in chunks] for d, chunks in found.items()} == {
-        "d0": ["The river 0 flows through the city 0."], "d2": ["The river 2 flows through the city 2."]}
-    assert gold_chunks(reduced, {"d0"}) == {}  # an unanswerable question's gold is not there to read
+    found = read_documents(HybridRetriever(full), {"d2": 1.0, "d0": 1.0})  # the gold row's lookup, in gold order
+    assert [(hit.chunk.doc_id, hit.chunk.text) for hit in found] == [
+        ("d2", "The river 2 flows through the city 2."), ("d0", "The river 0 flows through the city 0.")]
+    assert read_documents(HybridRetriever(reduced), {"d0": 1.0}) == []  # an unanswerable question's gold is gone
