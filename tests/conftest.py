@@ -16,6 +16,15 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 # Models rebuilt and embeddings cached by the tests stay in the checkout, not in the user's cache.
 os.environ.setdefault("CRAGRAPH_CACHE_DIR", str(ROOT / ".cragraph" / "test-cache"))
+# `ATEN_CPU_CAPABILITY=avx2 make test` runs the suite as an AVX2-only CPU would (issue 42). ATen's own kernels
+# follow that variable, but the reader's answers are decided by oneDNN's and MKL's, which pick theirs from the CPU:
+# on an AVX-512 machine only ONEDNN_MAX_CPU_ISA=AVX2 reproduces an AMD EPYC's answers. Both libraries read their
+# variable on first use, after this line; one set by hand wins.
+_KERNELS = {"avx2": ("AVX2", "AVX2"), "default": ("SSE41", "SSE4_2")}  # capability -> (oneDNN, MKL) ceiling
+if os.environ.get("ATEN_CPU_CAPABILITY", "").lower() in _KERNELS:
+    _onednn, _mkl = _KERNELS[os.environ["ATEN_CPU_CAPABILITY"].lower()]
+    os.environ.setdefault("ONEDNN_MAX_CPU_ISA", _onednn)
+    os.environ.setdefault("MKL_ENABLE_INSTRUCTIONS", _mkl)
 
 
 def data_dir(name: str) -> Path:

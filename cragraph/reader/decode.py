@@ -8,28 +8,34 @@ import numpy as np
 
 # a letter or digit of a script written with spaces between words (CJK and kana excluded: no word edges there)
 _WORD_CHAR = re.compile(r"[^\W_\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+SCORE_DECIMALS = 2  # what best_spans ranks by: differences below 0.01 are kernel noise
 EDGE = " \t\n\"'«»“”„‘’()[]{}<>《》「」『』,.;:!?。，、；：！？-–—|"
 
 
 def best_spans(
     start: np.ndarray, end: np.ndarray, lo: int, hi: int, max_tokens: int, top: int = 1
 ) -> list[tuple[int, int, float]]:
-    """The `top` (start, end, score) token spans inside [lo, hi), end >= start, at most max_tokens long."""
-    if hi <= lo:
+    """The `top` (start, end, score) token spans inside [lo, hi), end >= start, at most max_tokens long, best first.
+
+    A score is start + end logit rounded to SCORE_DECIMALS, and spans whose scores tie are ordered shorter first,
+    then by start: the int8 encoder's logits differ in their last digits with the CPU's kernels (AVX2, AVX-512,
+    issue 42), and that noise must not decide between two near-equal spans ("Volga" / "The Volga"), so a near tie
+    is broken the same way on every CPU. It cannot hold a score a kernel moves across a rounding edge, nor two
+    spans whose scores the kernels move by more than that (then the answer does depend on the CPU)."""
+    if hi <= lo or top <= 0:
         return []
-    s = start[lo:hi]
-    e = end[lo:hi]
-    grid = s[:, None] + e[None, :]
+    s = start[lo:hi].astype(np.float64)
+    e = end[lo:hi].astype(np.float64)
     n = hi - lo
     i, j = np.indices((n, n))
-    grid = np.where((j >= i) & (j - i < max_tokens), grid, -np.inf)
-    flat = np.argsort(grid, axis=None)[::-1][:top]
-    out = []
-    for f in flat:
-        a, b = divmod(int(f), n)
-        if np.isfinite(grid[a, b]):
-            out.append((a + lo, b + lo, float(grid[a, b])))
-    return out
+    grid = np.where((j >= i) & (j - i < max_tokens), np.round(s[:, None] + e[None, :], SCORE_DECIMALS), -np.inf)
+    flat = grid.ravel()
+    k = min(top, flat.size)
+    cut = np.partition(flat, flat.size - k)[flat.size - k]  # the k-th best score: every span tied with it competes
+    picked = np.flatnonzero((flat >= cut) & np.isfinite(flat))
+    a, b = np.divmod(picked, n)
+    order = np.lexsort((a, b - a, -flat[picked]))[:top]  # the last key sorts first: score, then length, then start
+    return [(int(a[o]) + lo, int(b[o]) + lo, float(flat[picked[o]])) for o in order]
 
 
 def clean_span(text: str, start: int, end: int) -> tuple[int, int]:

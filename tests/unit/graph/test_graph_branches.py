@@ -14,6 +14,7 @@ from tests.fixtures.graph import (
     build_tiny_index,
     cites_the_volga,
     context,
+    names_the_volga,
     use_keyword_evaluator,
 )
 from tests.fixtures.tavily_stub import TavilyStub
@@ -43,7 +44,7 @@ def test_correct_branch_refines_and_cites_the_index_chunk(index):
         "understand", "route", "retrieve", "rerank", "grade", "refine", "select", "highlight", "answer"
     ]
     assert not result["abstained"]
-    assert result["answer"] in {"Volga [1]", "The Volga [1]"}
+    assert names_the_volga(result["answer"]), result["answer"]
     assert result["citations"][0]["source"] == "index" and cites_the_volga(result["citations"]), result
     assert "Volga" in result["evidence"][0]["sentence"] and result["evidence"][0]["n"] == 1
     assert any("Caspian" in e["sentence"] for e in result["evidence"])

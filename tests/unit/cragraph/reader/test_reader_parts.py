@@ -88,6 +88,18 @@ def test_best_span_and_cleaning() -> None:
     assert text[slice(*clean_span(text, 0, len(text)))] == "Rush"
 
 
+def test_a_near_tie_between_spans_is_broken_the_same_way_whatever_the_kernels_rounded() -> None:
+    # "The Volga" (tokens 1-2) and "Volga" (token 2) a few 1e-4 apart: which is ahead is the CPU's rounding (issue 42)
+    for noise in (-3e-4, 0.0, 3e-4):
+        start = np.array([0.0, 4.0 + noise, 4.0, -9.0])
+        end = np.array([0.0, -9.0, 5.0, 1.0])
+        spans = best_spans(start, end, 1, 4, max_tokens=3, top=3)
+        assert [(s, e) for s, e, _ in spans] == [(2, 2), (1, 2), (2, 3)]  # the shorter first, then the earlier
+        assert [score for _, _, score in spans] == [9.0, 9.0, 5.0]  # scores as ranked, to SCORE_DECIMALS
+    assert best_spans(np.zeros(4), np.zeros(4), 0, 4, max_tokens=2, top=3) == [(0, 0, 0.0), (1, 1, 0.0), (2, 2, 0.0)]
+    assert best_spans(np.zeros(4), np.zeros(4), 0, 2, max_tokens=1, top=5) == [(0, 0, 0.0), (1, 1, 0.0)]
+
+
 def test_spans_keep_whole_words_and_no_open_bracket() -> None:
     def cleaned(text: str, start: int, end: int) -> str:
         return text[slice(*clean_span(text, start, end))]
