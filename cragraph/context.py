@@ -167,8 +167,7 @@ class Context:
     )
     # ---- refine --------------------------------------------------------------------------------------------
     refine: bool = _setting(
-        True, "Split kept passages into scored knowledge strips (the evidence); strips under `strip_threshold` are "
-        "dropped."
+        True, "Split kept passages into knowledge strips scored against the question (the evidence)."
     )
     refine_min_passages: int = _setting(
         2, "For a multi-hop-shaped question (a bridge or comparison), refine at least this many passages, the best "
@@ -177,7 +176,6 @@ class Context:
     )
     strip_min_chars: int = mirrored(StripSettings, "min_chars")
     strip_max_chars: int = mirrored(StripSettings, "max_chars")
-    strip_threshold: float = mirrored(StripSettings, "threshold")
     # ---- web -----------------------------------------------------------------------------------------------
     web_search: bool = _setting(True, "Search the web (Tavily; needs TAVILY_API_KEY) on ambiguous/incorrect.")
     web_max_results: int = _setting(5, "Most web results turned into passages.")
@@ -187,9 +185,6 @@ class Context:
     llm_web_query: bool = _setting(False, "Let the chat model write the web query (else a keyword rule).")
     # ---- select --------------------------------------------------------------------------------------------
     select_alpha: float = _setting(0.5, "a in coverage(C) = a*cos(q, mean(C)) + (1-a)*max cos(q, c).")
-    select_min_gain: float = _setting(
-        -1.0, "Selection stops when the best marginal coverage gain is below (-1: never; only the budget stops it)."
-    )
     context_budget_chars: int = _setting(2400, "Most characters of context handed to the answer.")
     # ---- highlight (nodes/highlight.py, between select and answer) -----------------------------------------
     highlight: bool = _setting(
@@ -198,9 +193,6 @@ class Context:
     )
     highlight_per_passage: int = _setting(2, "Most evidence sentences kept per passage.")
     highlight_total: int = _setting(8, "Most evidence sentences kept over the whole context.")
-    highlight_min_score: float = _setting(
-        -0.5, "Sentences scoring below this (evaluator scale, -1..1) are never highlighted."
-    )
     compress_context: bool = _setting(
         False, "Hand the answer only the highlighted sentences of each passage (in document order; a passage "
         "without any keeps its best one); the trace reports the characters saved."
@@ -215,25 +207,11 @@ class Context:
     reader_path: str = _setting(
         "", "Folder of the short-answer reader's weights (reader.npz + config.json); empty = the packaged ones."
     )
-    answer_min_score: float = _setting(-0.2, "Abstain when no evidence sentence scores at least this.")
-    answer_min_margin: float = _setting(
-        7.5,
-        "Abstain when the reader's answer scores less than this over its no-answer position (start + end logits; "
-        "the reader points there when what it reads does not hold the answer); chosen by Truth on training "
-        "questions (cragraph bench abstention). -100 switches it off.",
-    )
-    answer_min_confidence: float = _setting(
-        0.0,
-        "Abstain when the reader's answer (with the spans overlapping it) takes less than this share of its "
-        "candidates' softmax (0..1). Off by default: the share falls when near-miss spans surround the answer, "
-        "as in one or two refined passages, so `answer_min_margin` gates instead.",
-    )
-    answer_min_grade: float = _setting(
-        -0.5,
-        "Abstain when the passage the reader's answer cites was graded under this by the CRAG evaluator (its "
-        "scale, -1..1): refinement keeps passages down to `lower` for the reader, but an answer must stand on one "
-        "graded relevant. Ungraded passages are not gated; -1 switches it off. Chosen by Truth on training "
-        "questions (cragraph bench abstention).",
+    answer_threshold: float = _setting(
+        0.5,
+        "Answer when the best candidate's probability of being right (one calibrated model over every reading's "
+        "signals) reaches this, else abstain and show it held back. Lower gives more answers and more wrong "
+        "ones; 0.5 is where a wrong answer costs what a right one earns. 0..1.",
     )
     answer_max_new_tokens: int = _setting(200, "Generation cap for the LLM answer.")
     # ---- multi-hop planning (graph/multihop.py) -------------------------------------------------------------
@@ -265,8 +243,6 @@ class Context:
     multihop_bridge_weight: float = mirrored(MultihopSettings, "bridge_weight")
     multihop_max_evidence: int = mirrored(MultihopSettings, "max_evidence")
     multihop_graph_expand: bool = mirrored(MultihopSettings, "graph_expand")
-    multihop_filter_threshold: float = mirrored(MultihopSettings, "filter_threshold")
-    multihop_grade_steps: bool = mirrored(MultihopSettings, "grade_steps")
     multihop_max_sub_questions: int = mirrored(MultihopSettings, "max_sub_questions")
     multihop_max_deps: int = mirrored(MultihopSettings, "max_deps")
     multihop_max_top_k: int = mirrored(MultihopSettings, "max_top_k")
@@ -305,6 +281,9 @@ class Context:
             if allowed and getattr(self, item.name) not in allowed:
                 raise ValueError(f"Context.{item.name} must be one of {', '.join(map(repr, allowed))}, "
                                  f"not {getattr(self, item.name)!r}")
+        threshold = self.answer_threshold
+        if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0.0 <= threshold <= 1.0:
+            raise ValueError(f"Context.answer_threshold is a probability, 0..1, not {threshold!r}")
 
     def model_for(self, stage_model: str) -> str:
         """The chat model spec a stage uses: its own if set, else `chat_model`."""

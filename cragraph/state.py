@@ -146,9 +146,9 @@ class Highlight(TypedDict):
 
 
 class Withheld(TypedDict):
-    """The reader's answer that one of its gates (`answer_min_margin`, `answer_min_confidence`, `answer_min_grade`)
-    held back: the run abstains (a wrong answer costs more than none), but the user can still see what the reader
-    would have said, and from where."""
+    """The best candidate answer when its probability of being right stayed under `answer_threshold`: the run
+    abstains (a wrong answer costs more than none), but the user can still see what it would have said, from
+    where, and how sure it was (`confidence`, the probability)."""
 
     answer: str
     citations: list[Citation]
@@ -165,9 +165,9 @@ class OutputState(TypedDict, total=False):
     evidence: list[Evidence]
     verdict: Grade  # the CRAG grade of the retrieved passages
     abstained: bool
-    confidence: float | None  # the reader's share of its answer among its candidates; None: a rule or an LLM answered
-    margin: float | None  # the reader's span score over its no-answer score (answer_min_margin gates it); None as above
-    withheld: Withheld | None  # set only on an abstention by one of the reader's gates
+    confidence: float | None  # the answer's probability of being right (the decision model's); None: an LLM answered
+    margin: float | None  # the reader's span score over its no-answer score, one of the decision's signals
+    withheld: Withheld | None  # set only when the best candidate's probability was under answer_threshold
     language: str
     highlights: list[Highlight]
     # the retrieval strategy: name, tier, reason, confidence, alternatives, allowed techniques (nodes/strategy.py)
@@ -212,6 +212,7 @@ class State(InputState, OutputState, total=False):
     evidence_hits: list[dict[str, Any]]
     decomposition_source: str
     multihop_answer: str | None
+    hops: list[dict[str, Any]]  # the plan's sub-questions as asked, with their passages and answers (execute)
     # the conversation (nodes/conversation.py) and human review (nodes/review.py)
     asked_id: str  # id of the user message this run answers (a thread's later run sees it answered)
     run_mark: str  # this run's mark on the trace record that opened it (see new_run)
@@ -238,6 +239,7 @@ class MultihopOutput(TypedDict, total=False):
     compiled_plan: dict[str, Any]
     decomposition_source: str
     multihop_answer: str | None
+    hops: list[dict[str, Any]]
     trace: Annotated[list[dict[str, Any]], append_trace]
 
 

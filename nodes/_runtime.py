@@ -20,6 +20,7 @@ from cragraph.policy import ClientContext, UnknownSetting, check_types, client_c
 from cragraph.retrieval.access import caller_labels, visible_rows
 from evaluators.base import RelevanceEvaluator
 from evaluators.registry import load_evaluator
+from evaluators.thresholds import load_thresholds
 from stores.backend import Index, load_index
 from stores.bundle import BundleError
 
@@ -128,3 +129,14 @@ def evaluator_of(settings: Context, bundle: Index) -> RelevanceEvaluator:
 def lazy_evaluator(settings: Context) -> Callable[[], RelevanceEvaluator]:
     """The run's evaluator, opened (index and model) only if a caller needs it."""
     return lambda: evaluator_of(settings, bundle_of(settings))
+
+
+def thresholds_for(settings: Context, bundle: Any) -> tuple[float, float, str]:
+    """(upper, lower, where they came from), as grading, refinement and the web branch all read them: the
+    thresholds calibrated for this index and evaluator (`cragraph eval evaluator --store-thresholds`) when
+    `index_thresholds` is on and they exist, else Context's."""
+    if settings.index_thresholds:
+        stored = load_thresholds(bundle.path, settings.evaluator)
+        if stored is not None:
+            return stored.upper, stored.lower, "calibrated for this index"
+    return settings.upper, settings.lower, "Context"

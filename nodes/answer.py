@@ -1,33 +1,37 @@
-"""answer: from the selected context only, a short answer with its citation [n] and the evidence sentences.
+"""answer: from the selected context (and a planned question's hops) only, a short answer with its citations
+and the evidence sentences, or an abstention.
 
-Two paths. Reader (default, no LLM): the short-answer reader (cragraph.reader) points at the shortest span of
-the selected passages that answers (a name, date, number, phrase; yes / no; one of two named options), cited
-by its passage; its sentence and the next best strips (scored against the question by the evaluator during
-refinement) are the evidence. LLM (`llm_answer`): the chat model answers in strict JSON, which is validated
-(citations in range, evidence copied from the cited passages) and checked by the reader's support test (its
-content words must occur in the passages it cites); a reply that fails either falls back to the reader and
-says so in the trace. Both abstain, in the question's language, when there is no context, no sentence reaches
-`answer_min_score`, or the reader finds no span; the reader's answer is also held back (the run abstains, the span
-kept in `withheld` for the user to see) when it does not stand `answer_min_margin` above the reader's no-answer
-score, its confidence is under `answer_min_confidence` (off by default) or the passage it cites was graded under
-`answer_min_grade`. An enumeration question routed to the full-document read ("list all
-...") is answered first, on either path, with the numbered items of the lists its documents give (every chunk of
-them, read again from the index within the caller's rows), each item cited.
+Three steps. Gather: each reading (cragraph.answering.readings) turns what earlier stages left in state into
+candidates: the whole question read in one pass over the selected passages, a planned question read along its
+hops (its last sub-question, slot filled by each of the previous hop's answers, over that hop's passages), a
+yes / no or "A or B" question by the reader's rules. Decide: one calibrated model (cragraph.answering.decision)
+gives each candidate its probability of being right from the signals the stages computed; the best one is
+answered when that probability reaches `answer_threshold`, else the run abstains and keeps it in `withheld`.
+Format: cited by its passage (a chain by every hop's), with its evidence sentences. The trace shows every
+candidate with its reading, probability and hop chain. With `llm_answer` the chat model answers in strict JSON,
+validated (citations in range, evidence copied from the cited passages) and checked by the reader's support
+test; a reply that fails either falls back to the readings and says so in the trace. An enumeration question
+routed to the full-document read ("list all ...") is answered first with the numbered items of the lists its
+documents give, each cited.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
 from langgraph.runtime import Runtime
 
+from cragraph.answering import Candidate, load_decision
+from cragraph.answering.features import RULES, featurize
+from cragraph.answering.readings import along_hops, one_pass, per_passage
 from cragraph.context import Context
 from cragraph.knowledge.evidence import citations, evidence_records, renumber, scored_sentences
 from cragraph.knowledge.passages import passage_of
 from cragraph.knowledge.strips import StripSettings
 from cragraph.models.structured import ask_structured
-from cragraph.reader import Passage, ReaderAnswer
+from cragraph.reader import ReaderAnswer
 from cragraph.reader.cache import load_reader
 from cragraph.reader.listing import list_items
 from cragraph.reader.support import is_supported
@@ -38,13 +42,15 @@ from cragraph.retrieval.sanitize import drop_instructions
 from cragraph.retrieval.strategy import STRATEGY_FULL_DOCUMENT
 from cragraph.settings import section
 from cragraph.state import StageTimer, State, abstained
-from nodes._runtime import bundle_of, lazy_evaluator, settings_of, visible_of
+from nodes._runtime import IndexUnavailable, bundle_of, lazy_evaluator, settings_of, visible_of
 from prompts.answer import AnswerReply, answer_messages
 from stores.chinese_script import script_language
 from stores.text import language_of
+from stores.tokenize import tokenize
 
 _MARKER = re.compile(r"\[(\d{1,3})\]")
 _SPACES = re.compile(r"\s+")
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
 
 
 def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -52,26 +58,20 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     settings = settings_of(runtime)
     language = state.get("language") or language_of(state["question"])
     context = state.get("selected", [])
-    if not context:
+    hops = state.get("hops") or []
+    if not context and not any(hop.get("passages") for hop in hops):
         why = "no context survived grading and selection" + _web_reason(state)
         return _abstain(timer, state, language, why)
     evaluator = lazy_evaluator(settings)
     sentences = scored_sentences(state["question"], context, evaluator, section(StripSettings, settings, "strip_"))
-    best = max((s["score"] for s in sentences), default=-1.0)
-    if best < settings.answer_min_score:
-        return _abstain(
-            timer,
-            state,
-            language,
-            f"best evidence score {best:.2f} < answer_min_score {settings.answer_min_score}" + _web_reason(state),
-        )
+    best_evidence = max((s["score"] for s in sentences), default=-1.0)
     note = None
     if (state.get("strategy") or {}).get("name") == STRATEGY_FULL_DOCUMENT and enumeration_request(state["question"]):
         listed, note = enumeration_answer(state, runtime, language)
         if listed is not None:
             listing = {"context": len(context), "items": listed.pop("items"), "citations": len(listed["citations"])}
             return {**listed, "trace": [timer.record("list answer", listing, (), note)]}
-    if settings.llm_answer:
+    if settings.llm_answer and context:
         result, note = llm_answer(state["question"], language, context, sentences, settings)
         if result is not None:
             return {
@@ -86,33 +86,113 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 ],
             }
     reader = load_reader(settings.reader_path)
-    passages = [_reader_passage(p) for p in context]
-    short = reader.read(state["question"], passages, language)
-    if short is None:
-        return _abstain(timer, state, language, "the reader found no answer span in the context" + _web_reason(state))
-    answered = _short_answer(short, context, sentences, settings.answer_sentences, language)
-    grade = context[short.passage].get("grade")
-    held_back = ""
-    if short.margin is not None and short.margin < settings.answer_min_margin:
-        held_back = f"reader margin {short.margin:.2f} < answer_min_margin {settings.answer_min_margin}"
-    elif short.confidence is not None and short.confidence < settings.answer_min_confidence:
-        held_back = f"reader confidence {short.confidence:.2f} < answer_min_confidence {settings.answer_min_confidence}"
-    elif grade is not None and grade < settings.answer_min_grade:
-        held_back = f"the cited passage's grade {grade:.2f} < answer_min_grade {settings.answer_min_grade}"
-    if held_back:
-        withheld = {"answer": answered["answer"], "citations": answered["citations"],
-                    "confidence": _rounded(short.confidence), "margin": _rounded(short.margin), "reason": held_back}
-        return {**_abstain(timer, state, language, held_back + _web_reason(state)), "withheld": withheld}
-    update = {**answered, "confidence": short.confidence, "margin": short.margin}
+    candidates = [*one_pass(reader, state["question"], context, language), *along_hops(reader, hops, language)]
+    if candidates and candidates[0].reading == "one_pass":  # a span question (no rule answered it)
+        candidates += per_passage(reader, state["question"], context, language)
+    if not candidates:
+        return _abstain(timer, state, language, "no reading found an answer span" + _web_reason(state))
+    _graded(candidates, state)
+    signals = {"verdict": state.get("verdict"), "route": state.get("route"), "language": language,
+               "best_evidence": best_evidence}
+    featurize(candidates, state["question"], signals, context, _rarity(settings))
+    model = load_decision()
+    scores = [model.score(candidate.features) for candidate in candidates]
+    for candidate, z in zip(candidates, scores, strict=True):
+        candidate.probability = model.calibrated(z)
+    chosen = candidates[max(range(len(candidates)), key=lambda i: scores[i])]
+    ruled = next((c for c in candidates if c.reading in RULES), None)
+    if ruled is not None:  # see RULES: the form of the question decides, the probability is reported
+        chosen = ruled
+    answered = _formatted(state["question"], chosen, context, sentences, settings.answer_sentences, language, evaluator)
     counts: dict[str, Any] = {
         "context": len(context),
         "sentences": len(sentences),
-        "citations": len(update["citations"]),
-        "best_evidence": round(best, 4),
-        "margin": _rounded(short.margin),
+        "candidates": len(candidates),
+        "citations": len(answered["citations"]),
+        "best_evidence": round(best_evidence, 4),
+        "probability": round(chosen.probability, 4),
     }
+    readings = [c.summary() for c in sorted(candidates, key=lambda c: -c.probability)]
+    chain = _chain_text(chosen, answered)
+    if chosen.probability < settings.answer_threshold and ruled is None:
+        why = f"probability {chosen.probability:.2f} < answer_threshold {settings.answer_threshold}"
+        withheld = {"answer": answered["answer"], "citations": answered["citations"],
+                    "confidence": round(chosen.probability, 4), "margin": _rounded(chosen.read.margin),
+                    "reason": why}
+        note = f"Not sure enough ({why}): {answered['answer']}" + _web_reason(state)
+        record = timer.record("abstain", counts, (), note, candidates=readings, chain=chain)
+        return {**abstained(language, state["question"]), "withheld": withheld, "trace": [record]}
+    update = {**answered, "confidence": chosen.probability, "margin": chosen.read.margin}
     scores = [e["score"] for e in update["evidence"]]
-    return {**update, "trace": [timer.record(f"reader answer ({short.kind})", counts, scores, note)]}
+    decision = f"{chosen.reading} answer ({chosen.read.kind})"
+    return {**update, "trace": [timer.record(decision, counts, scores, note, candidates=readings, chain=chain)]}
+
+
+def _rarity(settings: Context) -> Any:
+    """The index's term rarity; every term alike when the node is called without an index (a caller's own
+    passages, as the benchmarks' reference rows and the tests hand it)."""
+    try:
+        return rarity_in(bundle_of(settings).bm25)
+    except IndexUnavailable:
+        return lambda term: 1.0
+
+
+def rarity_in(bm25: Any) -> Any:
+    """A term's smoothed inverse document frequency in the index (an unknown term is as rare as can be)."""
+    frequencies, documents = bm25.vocabulary(), max(1, len(bm25))
+
+    def idf(term: str) -> float:
+        return math.log((documents + 1) / (frequencies.get(term, 0) + 1)) + 1.0
+
+    return idf
+
+
+def _graded(candidates: list[Candidate], state: State) -> None:
+    """A hop's passage carries the grade the CRAG evaluator gave it when the plan's evidence was graded."""
+    passages: list[dict[str, Any]] = [*(state.get("candidates") or []), *(state.get("selected") or [])]
+    grades = {p["id"]: p["grade"] for p in passages if p.get("grade") is not None and p.get("id")}
+    for candidate in candidates:
+        if candidate.passage.get("grade") is None and candidate.passage.get("id") in grades:
+            candidate.passage["grade"] = grades[candidate.passage["id"]]
+
+
+def _formatted(question: str, candidate: Candidate, context: list[dict[str, Any]], sentences: list[dict[str, Any]],
+               n_evidence: int, language: str, evaluator: Any) -> dict[str, Any]:
+    """The candidate cited: a one-pass or rule answer by its context passage with the best other evidence; a
+    chain by every hop's passage, each hop's sentence its evidence, first hop first."""
+    if candidate.reading != "hop_chain":
+        return _short_answer(question, candidate.read, context, sentences, n_evidence, language)
+    cited = list(context)
+    ids = [p.get("id") for p in cited]
+    numbers_of: list[int] = []
+    for step in candidate.chain:
+        if step["passage"].get("id") not in ids:
+            cited.append(step["passage"])
+            ids.append(step["passage"].get("id"))
+        numbers_of.append(ids.index(step["passage"].get("id")) + 1)
+    numbers = renumber(numbers_of)
+    chain_sentences = [_sentence_of(step) for step in candidate.chain]
+    scores = evaluator().score(candidate.chain[-1]["question"], chain_sentences) if any(chain_sentences) else []
+    evidence = [{"n": numbers[n], "sentence": sentence, "score": round(float(score), 4)}
+                for n, sentence, score in zip(numbers_of, chain_sentences, scores, strict=False) if sentence]
+    text = f"{candidate.text} [{numbers[numbers_of[-1]]}]"
+    return _answered(text, cited, numbers, evidence, language)
+
+
+def _sentence_of(step: dict[str, Any]) -> str:
+    """The sentence of a hop's passage holding its answer."""
+    text = step["passage"].get("text") or ""
+    for sentence in _SENTENCE.split(text):
+        if step["answer"] and step["answer"] in sentence:
+            return sentence.strip()
+    return ""
+
+
+def _chain_text(candidate: Candidate, answered: dict[str, Any]) -> list[dict[str, Any]]:
+    """The hops the answer was read along, as the trace shows them."""
+    ids = {c["id"]: c["n"] for c in answered["citations"]}
+    return [{"question": step["question"], "answer": step["answer"], "n": ids.get(step["passage"].get("id"))}
+            for step in candidate.chain]
 
 
 def enumeration_answer(state: State, runtime: Runtime[Context], language: str
@@ -140,23 +220,24 @@ def enumeration_answer(state: State, runtime: Runtime[Context], language: str
     return {**answered, "items": len(items)}, f"{len(items)} items from {len(scores)} documents read whole"
 
 
-def _reader_passage(passage: dict[str, Any]) -> Passage:
-    return Passage(passage["text"], passage.get("title") or "", float(passage.get("score") or 0.0))
-
-
 def _short_answer(
+    question: str,
     short: ReaderAnswer,
     context: list[dict[str, Any]],
     sentences: list[dict[str, Any]],
     n_evidence: int,
     language: str,
 ) -> dict[str, Any]:
-    """The reader's span cited by its passage; evidence: the strip holding the span, then the best others."""
+    """The reader's span cited by its passage; evidence: the strip holding the span, then the best others that
+    bear on the question (share a term with it or with the answer: an evaluator score alone can rate an
+    unrelated sentence, even one in another language, as highly as the answer's)."""
     n = short.passage + 1
     own = [s for s in sentences if s["n"] == n]
     holding = [s for s in own if short.kind == "span" and _normalized(short.text) in _normalized(s["sentence"])]
     first = max(holding or own, key=lambda s: s["score"], default=None)
-    others = sorted((s for s in sentences if s is not first), key=lambda s: -s["score"])
+    bearing = set(tokenize(question)) | set(tokenize(short.text))
+    others = sorted((s for s in sentences if s is not first and bearing & set(tokenize(s["sentence"]))),
+                    key=lambda s: -s["score"])
     chosen = ([first] if first else []) + others[: max(0, n_evidence - 1 if first else n_evidence)]
     numbers = renumber([n] + [s["n"] for s in chosen])
     text = f"{' '.join(short.text.split())} [{numbers[n]}]"

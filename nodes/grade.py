@@ -22,8 +22,7 @@ from evaluators.base import grade as crag_grade
 from evaluators.cosine import CosineEvaluator, map_cosines
 from evaluators.llm_grader import LLMGraderEvaluator
 from evaluators.registry import load_evaluator
-from evaluators.thresholds import load_thresholds
-from nodes._runtime import bundle_of, evaluator_of, settings_of
+from nodes._runtime import bundle_of, evaluator_of, settings_of, thresholds_for
 
 # More than this share of an LLM grader's replies unparsed: the grade is made by FALLBACK_EVALUATOR instead.
 UNPARSED_LIMIT = 0.5
@@ -100,13 +99,3 @@ def best_attempt(earlier: dict[str, Any] | None, current: dict[str, Any]) -> dic
     if earlier and earlier.get("candidates") and earlier["best"] > current["best"]:
         return earlier
     return current
-
-
-def thresholds_for(settings: Context, bundle: Any) -> tuple[float, float, str]:
-    """(upper, lower, where they came from): thresholds calibrated for this index and evaluator
-    (`cragraph eval evaluator --store-thresholds`) when `index_thresholds` is on and they exist, else Context's."""
-    if settings.index_thresholds:
-        stored = load_thresholds(bundle.path, settings.evaluator)
-        if stored is not None:
-            return stored.upper, stored.lower, "calibrated for this index"
-    return settings.upper, settings.lower, "Context"

@@ -5,8 +5,9 @@ Runs between select and answer. Every passage of the selected context is cut int
 cragraph.knowledge.evidence.scored_sentences, the scoring the answer uses (the run's evaluator, by default the
 calibrated cosine on the index's embedder; strips refine already scored are reused). For a multi-hop plan
 each strip also gets the best score against a sub-question (facet), so evidence for every hop survives. The
-best strips are kept per passage (`highlight_per_passage`) and overall (`highlight_total`), above
-`highlight_min_score`: each passage's best comes first, so as many passages as the total allows keep evidence.
+best strips are kept per passage (`highlight_per_passage`) and overall (`highlight_total`), at or above the
+CRAG `lower` threshold (the one grading and refinement read): each passage's best comes first, so as many
+passages as the total allows keep evidence.
 
 Output `highlights`: [{passage_id, number, sentences: [{text, score, start, end}]}], `number` being the
 passage's 1-based position in the context (the [n] the answer prompt uses) and start/end character offsets into
@@ -30,7 +31,7 @@ from cragraph.knowledge.selection import facet_texts
 from cragraph.knowledge.strips import StripSettings
 from cragraph.settings import section
 from cragraph.state import StageTimer, State
-from nodes._runtime import lazy_evaluator, settings_of
+from nodes._runtime import bundle_of, lazy_evaluator, settings_of, thresholds_for
 
 
 def highlight(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -47,9 +48,8 @@ def highlight(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     facets = facet_texts(state["question"], state.get("facets"))
     if facets:
         add_facet_scores(units, context, facets, evaluator)
-    kept = choose_evidence(
-        units, settings.highlight_per_passage, settings.highlight_total, settings.highlight_min_score
-    )
+    lower = thresholds_for(settings, bundle_of(settings))[1]
+    kept = choose_evidence(units, settings.highlight_per_passage, settings.highlight_total, lower)
     highlights = [
         {
             "passage_id": passage["id"],

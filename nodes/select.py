@@ -37,7 +37,6 @@ def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         vectors,
         [len(p["text"]) for p in pool],
         settings.select_alpha,
-        settings.select_min_gain,
         settings.context_budget_chars,
     )
     selected = [{**pool[i], "coverage_gain": round(g, 4)} for i, g in zip(chosen, gains, strict=True)]

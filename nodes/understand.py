@@ -54,6 +54,7 @@ def understand(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "web_status": "not run",
         "knowledge": [],
         "web_knowledge": [],
+        "hops": [],  # a thread's earlier planned question must not be read along again
     }
     decision = f"language={language}, {len(variants)} variants"
     update["trace"] = [timer.record(decision, {"variants": len(variants)}, scores, note)]

@@ -19,7 +19,7 @@ from cragraph.retrieval.multi_query import keyword_form
 from cragraph.retrieval.web import WebSearchClient, WebSearchError
 from cragraph.settings import section
 from cragraph.state import StageTimer, State
-from nodes._runtime import bundle_of, evaluator_of, settings_of
+from nodes._runtime import bundle_of, evaluator_of, settings_of, thresholds_for
 from prompts.web_query import WebQuery, web_query_messages
 from stores.text import language_of
 
@@ -41,9 +41,10 @@ def web_search(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     evaluator = evaluator_of(settings, bundle_of(settings))
     grades = evaluator.score(state["question"], [passage_text(p) for p in passages]) if passages else []
     graded = [{**p, "grade": float(g)} for p, g in zip(passages, grades, strict=True)]
-    kept, left_out = passages_to_refine(graded, settings.lower, multihop_floor(state, settings.refine_min_passages))
+    _, lower, _ = thresholds_for(settings, bundle_of(settings))
+    kept, left_out = passages_to_refine(graded, lower, multihop_floor(state, settings.refine_min_passages))
     knowledge, stats = refine_passages(
-        state["question"], kept, evaluator, section(StripSettings, settings, "strip_"), settings.upper,
+        state["question"], kept, evaluator, section(StripSettings, settings, "strip_"),
         reference=left_out,
     )
     scores = stats.pop("scores")

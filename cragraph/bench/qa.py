@@ -268,7 +268,8 @@ def answer_scores(trace: Sequence[dict[str, Any]], state: dict[str, Any]) -> dic
             "best_grade": max(grades) if grades and cited else None,
             "answer_source": citations[0].get("source") if citations else None,
             "withheld_confidence": withheld.get("confidence"), "withheld_margin": withheld.get("margin"),
-            "abstain_reason": last.get("note") if state.get("abstained") else None}
+            "abstain_reason": last.get("note") if state.get("abstained") else None,
+            "candidates": last.get("candidates") or []}
 
 
 def stage_durations(trace: Sequence[dict[str, Any]]) -> dict[str, float]:

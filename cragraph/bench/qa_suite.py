@@ -452,11 +452,10 @@ DOC_MODES = "## Modes and peers\n\n| row | what answers the question |\n|---|---
 Web search is off in every row (no network here), so the CRAG "incorrect" branch re-retrieves with a rewritten
 query (escalating the retrieval tool) and otherwise abstains, and the binary grader's web fallback only records
 that it would search. The answer is the short-answer reader's span (cragraph/reader: a trained span pointer on
-e5-small, no LLM), cited by its passage, with the shipped defaults: the answer step abstains when no evidence
-sentence reaches `answer_min_score`, the reader's answer does not stand `answer_min_margin` above its no-answer
-score or (in the graph's rows) the passage it cites was graded under `answer_min_grade` (all chosen by Truth on
-training questions), so EM here counts those abstentions as misses. The reader's EM with the gates at their floor
-(the answers alone) is in docs/benchmarks.md, "Short answers". `cragraph eval qa --chat-model
+e5-small, no LLM), cited by its passage, with the shipped defaults: the answer step reads the question several
+ways and abstains when the best candidate's probability of being right (the calibrated decision, fitted on
+training questions) is under `answer_threshold` (docs/answering.md), so EM here counts those abstentions as
+misses. `cragraph eval qa --chat-model
 provider:model` adds LLM-written rows for plain / crag / crag-multihop."""
 
 DOC_METRICS = """\

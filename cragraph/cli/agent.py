@@ -7,6 +7,7 @@ import argparse
 import contextlib
 import itertools
 import json
+import math
 import os
 import re
 import shutil
@@ -109,11 +110,8 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def build_context(args: argparse.Namespace) -> Any:
-    from dataclasses import fields
-
     from cragraph.cli.options import DEFAULT_INDEX, index_location
-    from cragraph.context import Context, parse_setting
-    from cragraph.policy import unknown_fields
+    from cragraph.context import Context
 
     values: dict[str, Any] = {"index": args.index or DEFAULT_INDEX}
     backend, location = index_location(getattr(args, "backend", None), getattr(args, "uri", None), args.index)
@@ -127,9 +125,21 @@ def build_context(args: argparse.Namespace) -> Any:
         values["llm_answer"] = args.llm_answer
     if args.evaluator:
         values["evaluator"] = args.evaluator
+    values.update(set_values(args.set))
+    return Context(**values)
+
+
+def set_values(items: list[str]) -> dict[str, Any]:
+    """`--set FIELD=VALUE` items as typed Context values; a bad one raises, naming what was expected."""
+    from dataclasses import fields
+
+    from cragraph.context import Context, parse_setting
+    from cragraph.policy import unknown_fields
+
     hints = typing.get_type_hints(Context)
     known = {f.name for f in fields(Context)}
-    for item in args.set:
+    values: dict[str, Any] = {}
+    for item in items:
         name, sep, raw = item.partition("=")
         name = name.strip()
         if not sep:
@@ -140,7 +150,7 @@ def build_context(args: argparse.Namespace) -> Any:
             values[name] = parse_setting(raw, hints[name], name)
         except ValueError as error:
             raise ValueError(f"bad --set {item!r}: {name} expects {expected_kind(hints[name])} ({error})") from None
-    return Context(**values)
+    return values
 
 
 def expected_kind(kind: Any) -> str:
@@ -343,7 +353,9 @@ def print_result(result: dict[str, Any], args: argparse.Namespace) -> None:
     _print_citations(result.get("citations") or [])
     withheld = result.get("withheld")
     if withheld:
-        print(f"\nHeld back ({plain(withheld['reason'])}): {plain(withheld['answer'])}")
+        lower = math.floor(float(withheld.get("confidence") or 0.0) * 20) / 20
+        print(f"\nNot sure enough ({plain(withheld['reason'])}): {plain(withheld['answer'])}. "
+              f"`--set answer_threshold={lower:g}` shows answers this sure.")
         _print_citations(withheld["citations"])
     if result.get("evidence"):
         print("\nEvidence:")

@@ -6,7 +6,8 @@
     cragraph bench training-data                                the evaluator's data folders (bench/training_data.py)
     cragraph bench cosine-calibration DIR                       cosine evaluator points (bench/cosine_calibration.py)
     cragraph bench reader-training --out DIR                    the short-answer reader (bench/reader_training.py)
-    cragraph bench abstention RESULTS.jsonl ...                 abstention thresholds by Truth (bench/abstention.py)
+    cragraph bench decision-data                                the answer decision's training folders
+    cragraph bench decision-training RESULTS.jsonl ...          the answer decision (bench/decision_training.py)
     cragraph bench crosslingual --corpus DIR --questions DIR ... retrieval across languages (bench/crosslingual.py)
     cragraph bench query-means --out DIR                        cross-lingual language means (bench/query_means.py)
     cragraph bench embed-speed --chunks 300 --repeats 3         chunks/s per embedding backend (bench/embed_speed.py)
@@ -91,17 +92,23 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="keep the span model in --out and only refit its candidate re-ranker")
     reader.set_defaults(run=_reader_training)
 
-    abstention = benches.add_parser(
-        "abstention", help="choose answer_min_score / answer_min_margin / answer_min_grade by Truth from eval qa "
-                           "runs made with all three at their floor (training questions only)",
-        description="Truth per abstention threshold triple, best first")
-    abstention.add_argument("results", nargs="+", type=Path, help="results.jsonl files of `cragraph eval qa` runs")
-    abstention.add_argument("--mode", default="crag", help="the mode whose Truth is maximized")
-    abstention.add_argument("--top", type=int, default=10, help="rows shown")
-    abstention.add_argument("--reader-unseen", action="store_true",
-                            help="count only questions the reader never trained on (its validation split of its "
-                            "training sets; every question of other sets)")
-    abstention.set_defaults(run=_abstention)
+    decision_data = benches.add_parser(
+        "decision-data", help="write the answer decision's XQuAD and NQ training folders (user cache)")
+    decision_data.add_argument("--out", type=Path, help="folder (default: ~/.cache/cragraph/decision-data)")
+    decision_data.set_defaults(run=_decision_data)
+
+    decision = benches.add_parser(
+        "decision-training",
+        help="fit the answer decision (the probability that a candidate answer is right) from eval qa runs on "
+             "training questions; measures its calibration out of fold",
+        description="Reads the candidates recorded by `cragraph eval qa --modes crag-multihop --unanswerable 0.5` "
+                    "runs on training sets, prints the out-of-fold calibration (ECE) and Truth against the "
+                    "replaced answer gates, and writes the weights fitted on every candidate.")
+    decision.add_argument("results", nargs="+", type=Path, help="results.jsonl files of `cragraph eval qa` runs")
+    decision.add_argument("--out", type=Path, help="weights file (default: the packaged decision.json)")
+    decision.add_argument("--plot", type=Path, help="write the reliability plot (PNG) here")
+    decision.add_argument("--mode", default="crag-multihop", help="the mode whose candidates are read")
+    decision.set_defaults(run=_decision_training)
 
     embed = benches.add_parser(
         "embed-speed",
@@ -319,21 +326,25 @@ def _reader_training(args: argparse.Namespace) -> int:
     return 0
 
 
-def _abstention(args: argparse.Namespace) -> int:
-    from cragraph.bench.abstention import read_records, truth_grid, without_margin
+def _decision_data(args: argparse.Namespace) -> int:
+    from cragraph.bench.decision_training import write_decision_sets
 
-    records = read_records(args.results, args.reader_unseen)
-    stale = without_margin(records)
-    if stale:
-        raise SystemExit(f"results of {', '.join(stale)} record no reader margin (made before it was recorded): run "
-                         "them again with `cragraph eval qa` and every answer gate at its floor")
-    rows = truth_grid(records, args.mode)
-    if not rows:
-        raise SystemExit(f"no records of mode {args.mode!r} in {', '.join(map(str, args.results))}")
-    columns = list(rows[0])
-    print("| " + " | ".join(columns) + " |\n|" + "---|" * len(columns))
-    for row in rows[: args.top]:
-        print("| " + " | ".join(str(row[c]) for c in columns) + " |")
+    for folder in write_decision_sets(out_root=args.out):
+        print(folder)
+    return 0
+
+
+def _decision_training(args: argparse.Namespace) -> int:
+    import json
+
+    from cragraph.answering.decision import DEFAULT_WEIGHTS
+    from cragraph.bench.decision_training import train_decision
+
+    try:
+        report = train_decision(args.results, args.out or DEFAULT_WEIGHTS, args.plot, args.mode)
+    except ValueError as error:
+        raise SystemExit(str(error)) from error
+    print(json.dumps(report, indent=1))
     return 0
 
 

@@ -15,7 +15,7 @@ from cragraph.cli.bench import register as register_bench_commands
 from cragraph.cli.evaluator import add_eval_evaluator, add_train_evaluator
 from cragraph.cli.options import DEFAULT_INDEX, add_backend_options, index_location, parse_filters
 from cragraph.cli.plan import register as register_plan_commands
-from cragraph.cli.qa import add_eval_qa, add_eval_qa_suite
+from cragraph.cli.qa import add_eval_folder, add_eval_qa, add_eval_qa_suite
 from cragraph.cli.web import register as register_web_commands
 
 EXAMPLES = """examples:
@@ -154,6 +154,7 @@ def _parser() -> argparse.ArgumentParser:
     add_eval_evaluator(targets)
     add_eval_qa(targets)
     add_eval_qa_suite(targets)
+    add_eval_folder(targets)
     register_bench_commands(commands)
     register_web_commands(commands)
     return parser

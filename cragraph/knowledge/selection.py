@@ -2,7 +2,7 @@
 
 coverage(C) = a * cos(q, mean(C)) + (1 - a) * max_i cos(q, c_i), averaged over the question and, for a multi-hop
 plan, each sub-question (facet). Starting from nothing, the passage with the best marginal gain is added until
-the best gain is under `min_gain` or the next passage would pass the context budget (characters). The mean term
+no further passage fits the context budget (characters). The mean term
 rewards passages that together point at the question (facets of a multi-hop question); the max term keeps the
 single best passage in.
 """
@@ -39,7 +39,6 @@ def greedy_coverage(
     vectors: np.ndarray,
     lengths: list[int],
     alpha: float,
-    min_gain: float,
     budget_chars: int,
 ) -> tuple[list[int], list[float]]:
     """Indices chosen in order and each one's marginal gain. The first pick is always allowed if it fits."""
@@ -54,7 +53,7 @@ def greedy_coverage(
             gain = coverage(query, vectors[[*chosen, i]], alpha) - current
             if gain > best_gain:
                 best, best_gain = i, gain
-        if best is None or (chosen and best_gain < min_gain):
+        if best is None:
             return chosen, gains
         chosen.append(best)
         gains.append(float(best_gain))

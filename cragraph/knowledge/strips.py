@@ -25,14 +25,10 @@ _DENSE_SCRIPTS = frozenset({"zh", "ja", "ko"})
 
 @dataclass
 class StripSettings:
-    """How passages are cut into strips and which strips refinement keeps."""
+    """How passages are cut into strips."""
 
     min_chars: int = setting(60, "Sentences shorter than this are joined with the next into one strip.")
     max_chars: int = setting(400, "Longest strip; longer sentences stay whole but are not joined.")
-    threshold: float = setting(
-        -1.0, "Strips scoring below this are dropped (on the evaluator's scale; -1 keeps every strip of a refined "
-        "passage, chosen with the default evaluator on training data: its list-relative strip scores drop answers)."
-    )
 
 
 def multihop_floor(state: Mapping[str, Any], at_least: int) -> int:
@@ -90,16 +86,14 @@ def refine_passages(
     passages: list[dict[str, Any]],
     evaluator: RelevanceEvaluator,
     strips: StripSettings,
-    upper: float,
     reference: Sequence[dict[str, Any]] = (),
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Refined copies of `passages` (weak strips dropped, emptied passages dropped) and counts for the trace.
-
-    A passage graded above `upper` keeps at least its best strip: it was judged relevant as a whole.
-    `reference` (the graded passages refinement leaves out) is cut and scored with them, and then dropped: the
-    evaluator's scores are list-relative, so the kept strips are judged against the evidence that lost, as an
-    unrefined context's strips are, not only against each other (one kept passage's strips alone read as
-    irrelevant far more often).
+    """Refined copies of `passages`: each cut into strips scored against the question (the evidence and its
+    scores), recomposed in order; a passage with no strip is dropped. Every strip is kept: cutting by the
+    evaluator's strip scores dropped answers on training data. `reference` (the graded passages refinement leaves
+    out) is cut and scored with them, and then dropped: the evaluator's scores are list-relative, so the strips
+    are judged against the evidence that lost, as an unrefined context's strips are, not only against each other
+    (one kept passage's strips alone read as irrelevant far more often).
     """
     pieces: list[tuple[int, int, int]] = []
     scored_passages = [*passages, *reference]
@@ -119,10 +113,7 @@ def refine_passages(
         by_passage.setdefault(index, []).append(strip)
     knowledge = []
     for index, passage in enumerate(passages):
-        scored = by_passage.get(index, [])
-        kept = [s for s in scored if s["score"] >= strips.threshold]
-        if not kept and scored and passage.get("grade", -1.0) > upper:
-            kept = [max(scored, key=lambda s: s["score"])]
+        kept = by_passage.get(index, [])
         if kept:
             knowledge.append(
                 {

@@ -229,7 +229,6 @@ class CompileSettings:
     sub_top_k: int = 8
     slot_candidates: int = 2
     max_evidence: int = 10
-    filter_threshold: float | None = None
     bridge_from_top: int = 3
     bridge_entities: int = 5
     bridge_top_k: int = 4
@@ -255,7 +254,6 @@ def compile_decomposition(
             top_k=settings.sub_top_k,
             extract_slot=node.slot,
             candidates=settings.slot_candidates if node.slot else 1,
-            filter_threshold=settings.filter_threshold,
         )
         for node in ordered
     ]

@@ -28,6 +28,8 @@ SearchFn = Callable[[str, int], list[Hit]]
 ValueFn = Callable[[str, list[Hit]], tuple[str | None, str | None]]
 # (question, hits, k) -> (hits re-ranked by the entity-passage graph walk, a note saying how).
 ExpandFn = Callable[[str, list[Hit], int], tuple[list[Hit], str]]
+# (question, hits, n) -> the n best answers a span reader reads there, best first, each {"text", ...its scores}.
+ReadFn = Callable[[str, list[Hit], int], list[dict[str, Any]]]
 RRF_K = 60
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
 
@@ -44,6 +46,7 @@ class StepValue:
     hits: list[Hit] = field(default_factory=list)
     strings: list[str] = field(default_factory=list)
     slot: str | None = None
+    readings: list[dict[str, Any]] = field(default_factory=list)  # the reader's scores of `strings`, when it read them
 
 
 @dataclass
@@ -88,8 +91,10 @@ class PlanRuntime:
         grade_thresholds: tuple[float, float] | None = None,
         language: str = "en",
         graph_expand: ExpandFn | None = None,
+        read_answers: ReadFn | None = None,
     ):
         self._search = search
+        self.read_answers = read_answers
         self.graph_expand = graph_expand
         self.limits = limits or PlanLimits()
         self.extract_answer = extract_answer
@@ -182,6 +187,7 @@ class PlanRuntime:
         )
         wanted = clamp(step.args.get("candidates"), 1, self.limits.max_fanout, 1)
         candidates: list[str] = []
+        readings: list[dict[str, Any]] = []
         note = "extractive (entities and titles of the top passages)"
         if self.extract_answer is not None:
             value, error = self.extract_answer(question, hits)
@@ -189,13 +195,18 @@ class PlanRuntime:
                 candidates, note = [value], "LLM answer"
             else:
                 note = f"LLM gave no answer ({error}); extractive fallback"
+        if not candidates and self.read_answers is not None and question:
+            readings = self.read_answers(question, hits, wanted)
+            candidates = [r["text"] for r in readings]
+            note = "read by the span reader" if candidates else "the reader found no span; extractive fallback"
         if not candidates:
             candidates = entity_candidates(
                 [_passage(h) for h in hits], question, wanted, language=self.language
             )
         if not candidates:
             raise StepFailed("no answer candidate in the retrieved passages")
-        return StepValue("values", strings=candidates[:wanted], slot=step.args.get("slot")), note
+        return StepValue("values", strings=candidates[:wanted], slot=step.args.get("slot"),
+                         readings=readings[:wanted]), note
 
     def _op_compose_query(self, step: PlanStep, values: dict) -> tuple[StepValue, str | None]:
         template = str(step.args.get("template") or "")

@@ -43,10 +43,6 @@ class MultihopSettings:
     graph_expand: bool = setting(
         True, "GRAPH_EXPAND: re-rank the merged evidence by a walk over the index's entity-passage graph, "
               "seeded from it (passes the evidence through unchanged on an index without a graph).")
-    filter_threshold: float = setting(
-        -2.0, "FILTER_CE threshold after each sub-question retrieval; below -1 switches the filter off."
-    )
-    grade_steps: bool = setting(False, "Record a CRAG grade per retrieval step in the trace.")
     max_sub_questions: int = setting(5, "Largest DAG the validator accepts.")
     max_deps: int = setting(2, "Most dependencies per sub-question.")
     max_top_k: int = setting(20, "Clamp for any step's top_k.")
@@ -69,7 +65,6 @@ class MultihopSettings:
             sub_top_k=self.sub_top_k,
             slot_candidates=self.slot_candidates,
             max_evidence=self.max_evidence,
-            filter_threshold=self.filter_threshold if self.filter_threshold >= -1.0 else None,
             bridge_from_top=self.bridge_from_top,
             bridge_entities=self.bridge_entities,
             bridge_top_k=self.bridge_top_k,

@@ -3,10 +3,11 @@
 Why: a span pointer sees the two options but not which one the numbers favour. For a comparative question the
 answer follows from one value per option: a year for time comparisons (founded first, born earlier, older),
 a quantity for size comparisons (longer, taller, larger). Each option's value is read from its own passage (the
-one whose title names it, else the first that mentions it): the first year of the passage for time (the
-opening of an encyclopedic passage gives the birth or founding year first), the first quantity near a mention
-of the attribute's unit words otherwise. A rank ("the 13th highest", "第13") or a name with a number in it
-("K4") is not a size. Nothing found for either option: None, and the caller falls back to the span scores.
+one whose title names it, else the first that mentions it), from the sentence that speaks of the compared
+attribute (the one sharing the most terms with the question, the options' names left out; the earlier one on a
+tie, so a passage that never names the attribute gives its first value): a year for time, a quantity otherwise.
+A rank ("the 13th highest", "第13") or a name with a number in it ("K4") is not a size. Nothing found for either
+option: None, and the caller falls back to the span scores.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from cragraph.reader.types import Passage
+from stores.tokenize import tokenize
 
 # (pattern, kind, sign): sign +1 = the larger value wins, -1 = the smaller value wins
 _COMPARATIVES: tuple[tuple[re.Pattern[str], str, int], ...] = (
@@ -51,6 +53,18 @@ _COMPARATIVES: tuple[tuple[re.Pattern[str], str, int], ...] = (
         -1,
     ),
 )
+# The attribute a size comparative compares, as passages state it ("longer" -> "is 1,140 metres long", "length").
+_ATTRIBUTE_WORDS = (
+    (re.compile(r"\b(?:longer|longest|shorter|shortest)\b|длиннее|короче|更长|更短", re.I),
+     "long length длина длиной протяжённость 长 全长 长度"),
+    (re.compile(r"\b(?:taller|tallest|higher|highest|lower|lowest)\b|выше|ниже|更高|更低", re.I),
+     "tall high height elevation altitude высота высотой 高 高度 海拔"),
+    (re.compile(r"\b(?:larger|largest|bigger|biggest|smaller|smallest)\b|крупнее|больше|меньше|更大|更小", re.I),
+     "large big area size population площадь население 面积 人口"),
+    (re.compile(r"\b(?:deeper|deepest)\b|глубже|更深", re.I), "deep depth глубина 深 深度"),
+    (re.compile(r"\b(?:wider|widest|narrower)\b|шире|уже|更宽", re.I), "wide width ширина 宽 宽度"),
+    (re.compile(r"\b(?:heavier|heaviest|lighter)\b|тяжелее|легче|更重", re.I), "heavy weight вес 重 重量"),
+)
 _YEAR = re.compile(r"(?<!\d)(1[0-9]{3}|20[0-9]{2})(?!\d)")
 _NUMBER = re.compile(r"(?<![A-Za-zА-Яа-яЁё第\d.,])(\d{1,3}(?:[,\s]\d{3})+|\d+(?:\.\d+)?)(?![\d])")
 _ORDINAL = re.compile(r"(?:st|nd|rd|th)\b|-?(?:й|я|е|го)\b")
@@ -65,7 +79,7 @@ _MULTIPLIERS = {
     "万": 1e4,
     "亿": 1e8,
 }
-_OPENING = 600  # the definitional opening of a passage, where its subject's dates and sizes are given
+_SENTENCE = re.compile(r"(?<=[.!?。！？；;])\s*")
 
 
 @dataclass(frozen=True)
@@ -92,12 +106,16 @@ def compare_options(question: str, options: tuple[str, ...], passages: list[Pass
     if found is None or len(options) != 2:
         return None
     kind, sign = found
+    attribute = set(tokenize(question)) - set(tokenize(" ".join(options)))
+    for pattern, words in _ATTRIBUTE_WORDS:
+        if pattern.search(question):
+            attribute |= set(tokenize(words))
     read: list[tuple[float, int]] = []
     for option in options:
         index = _passage_of(option, passages)
         if index is None:
             return None
-        value = _value(passages[index], kind)
+        value = _attribute_value(passages[index], kind, attribute)
         if value is None:
             return None
         read.append((value, index))
@@ -126,8 +144,18 @@ def _bare(name: str) -> str:
     return re.sub(r"^(?:the|a|an)\s+", "", name.strip().lower())
 
 
-def _value(passage: Passage, kind: str) -> float | None:
-    opening = passage.text[:_OPENING]
+def _attribute_value(passage: Passage, kind: str, attribute: set[str]) -> float | None:
+    """The value of the passage's sentence that best matches the attribute's terms and holds one."""
+    sentences = [s for s in _SENTENCE.split(passage.text) if s.strip()]
+    ranked = sorted(range(len(sentences)), key=lambda i: (-len(attribute & set(tokenize(sentences[i]))), i))
+    for i in ranked:
+        value = _value(sentences[i], kind)
+        if value is not None:
+            return value
+    return None
+
+
+def _value(opening: str, kind: str) -> float | None:
     if kind == "time":
         match = _YEAR.search(opening)
         return float(match.group(1)) if match else None

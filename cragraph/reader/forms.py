@@ -2,9 +2,7 @@
 
 Options: each alternative named in the question is looked up in the reader's context, and the one whose
 occurrence the span head scores highest wins (the head has read the question, so it points at the option
-that answers it). Yes / no ("Are A and B both X?"): the attribute words of the question (its terms minus the
-names) must all occur in the opening of each named entity's passage for "yes"; questions about "the same"
-something, and any that cannot be parsed, get "no" (the majority on the training questions).
+that answers it). Yes / no: see answer_yesno; a question it cannot decide gets no answer, never a default.
 """
 
 from __future__ import annotations
@@ -13,7 +11,7 @@ import re
 
 from cragraph.reader.compare import Compared
 from cragraph.reader.inputs import Scored
-from cragraph.reader.questions import _capitalized_run, is_both_question
+from cragraph.reader.questions import _capitalized_run
 from cragraph.reader.types import Passage, ReaderAnswer
 from stores.tokenize import tokenize
 
@@ -74,8 +72,12 @@ def _passage_of(entity: str, passages: list[Passage]) -> Passage | None:
 
 def answer_yesno(
     question: str, passages: list[Passage], scored: Scored, candidates: list[ReaderAnswer], language: str
-) -> ReaderAnswer:
-    decided, passage_index = "no", 0
+) -> ReaderAnswer | None:
+    """"Are A and B both X?": X's words in the opening of each one's passage. Any other yes / no question is
+    read as the claim it makes: the span the reader points at for it (what the passages say in the claim's
+    place, "born in Hammerfest" for "Was she born in Tromsø?") either is a value the question names (yes) or
+    is not (no). Nothing to decide from (no span beside the question's subject): None, no default answer."""
+    yes, no = YES_NO.get(language, YES_NO["en"])
     entities = _entities(question) if language == "en" else []
     if entities and not _SAME.search(question):
         attribute = set(tokenize(question))
@@ -85,12 +87,29 @@ def answer_yesno(
         if attribute and all(found):
             covered = [attribute <= set(tokenize(p.title + " " + p.text[:OPENING_CHARS])) for p in found]
             decided = "yes" if all(covered) else "no"
-            passage_index = passages.index(found[0])
-    elif not entities and not is_both_question(question) and candidates:
-        passage_index = candidates[0].passage
-    sentence = candidates[0].sentence if candidates else ""
-    yes, no = YES_NO.get(language, YES_NO["en"])
-    return ReaderAnswer(yes if decided == "yes" else no, decided, passage_index, sentence, -1, -1, 0.0)
+            sentence = candidates[0].sentence if candidates else ""
+            return ReaderAnswer(yes if decided == "yes" else no, decided, passages.index(found[0]), sentence, -1, -1,
+                                0.0)
+    claim = _claim_span(question, passages, candidates)
+    if claim is None:
+        return None
+    decided = "yes" if set(tokenize(claim.text)) <= set(tokenize(question)) else "no"
+    return ReaderAnswer(yes if decided == "yes" else no, decided, claim.passage, claim.sentence, -1, -1,
+                        claim.score, span_score=claim.span_score, sentence_score=claim.sentence_score)
+
+
+def _claim_span(question: str, passages: list[Passage], candidates: list[ReaderAnswer]) -> ReaderAnswer | None:
+    """The best span that is not the question's subject (a passage title the question names); None when the
+    question names nothing to check ("Is it?")."""
+    asked = set(tokenize(question))
+    if not asked:
+        return None
+    subjects = [set(tokenize(p.title)) for p in passages if p.title and set(tokenize(p.title)) <= asked]
+    for candidate in candidates:
+        terms = set(tokenize(candidate.text))
+        if terms and not any(terms <= subject for subject in subjects):
+            return candidate
+    return None
 
 
 def option_answer(compared: Compared, passages: list[Passage]) -> ReaderAnswer:

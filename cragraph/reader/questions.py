@@ -17,6 +17,9 @@ _EN_AUX = re.compile(r"^(is|are|was|were|do|does|did|can|could|has|have|had|will
 _RU_YESNO = re.compile(r"(?:^|\s)ли(?:\s|$)|^(?:правда|верно)\b", re.I)
 _ZH_YESNO = re.compile(r"吗[？?]?$|是否|是不是|有没有")
 _ZH_WH = re.compile(r"哪|什么|谁|几|多少|怎么|为什么|何")
+_ZH_WHICH_OF_TWO = re.compile(
+    r"^(.{1,20}?)(?:和|与|跟|同)(.{1,20}?)(?:中|之中|两者中)?(?:哪个|哪一个|哪家|哪座|哪条|谁)"
+)
 _OR = re.compile(r"\s+(?:or|или)\s+|还是|或是", re.I)
 _LEAD = re.compile(r"^(?:(?:is|are|was|were|do|does|did|has|have|had)\s+)", re.I)
 _BOTH = re.compile(r"\b(?:both|same|either)\b|\bоба\b|\bобе\b|\bтот же\b|都|同一", re.I)
@@ -57,6 +60,10 @@ def question_form(question: str, language: str) -> QuestionForm:
             return QuestionForm("options", (first, second))
     if len(parts) > 1:  # "... high or low?", "... restored or did they ...?": an alternative, not yes / no
         return QuestionForm("span")
+    if language == "zh":  # "A和B哪个更早成立？": two options joined before "which"
+        which = _ZH_WHICH_OF_TWO.search(q)
+        if which and _option_like(_strip(which.group(1)), language) and _option_like(_strip(which.group(2)), language):
+            return QuestionForm("options", (_strip(which.group(1)), _strip(which.group(2))))
     if language == "zh":
         return QuestionForm("yesno") if _ZH_YESNO.search(q) and not _ZH_WH.search(q) else QuestionForm("span")
     if language == "ru":

@@ -157,6 +157,26 @@ class Reader:
         best, scored, candidates = self._read(simplified(question), folded, language)
         return (None if best is None else _as_written(best, passages, folded)), scored, candidates
 
+    def read_ranked(
+        self, question: str, passages: list[Passage] | list[str], language: str, top: int = 3
+    ) -> list[ReaderAnswer]:
+        """read()'s answer and the next best distinct spans (at most `top` in all), each with its own share and
+        margin, cut from the passages as written; a rule's answer (yes / no, a compared option) comes alone."""
+        passages = [p if isinstance(p, Passage) else Passage(str(p)) for p in passages]
+        if not any(p.text.strip() for p in passages) or not question.strip():
+            return []
+        folded = [replace(p, text=simplified(p.text), title=simplified(p.title)) for p in passages]
+        best, scored, candidates = self._read(simplified(question), folded, language)
+        if best is None:
+            return []
+        ranked = [best]
+        if best.confidence is not None and scored is not None:
+            ranked += [
+                replace(c, confidence=answer_share(candidates, i), margin=no_answer_margin(scored, c))
+                for i, c in enumerate(candidates[1:top], start=1)
+            ]
+        return [_as_written(answer, passages, folded) for answer in ranked]
+
     def _read(
         self, question: str, passages: list[Passage], language: str
     ) -> tuple[ReaderAnswer | None, Scored | None, list[ReaderAnswer]]:
@@ -164,15 +184,19 @@ class Reader:
         candidates = self.spans(scored)
         form = question_form(question, language)
         if form.kind == "yesno":
-            return answer_yesno(question, passages, scored, candidates, language), scored, candidates
+            decided = answer_yesno(question, passages, scored, candidates, language)
+            if decided is not None:
+                decided = replace(decided, rule="yes_no",
+                                  margin=no_answer_margin(scored, decided) if decided.span_score else None)
+            return decided, scored, candidates
         if form.kind == "options":
             compared = compare_options(question, form.options, passages)
             if compared is not None:
-                return option_answer(compared, passages), scored, candidates
+                return replace(option_answer(compared, passages), rule="compared"), scored, candidates
             best = answer_options(form.options, scored)
             chosen = self._answer(scored.context, best[1], best[2], best[0]) if best else None
             if chosen is not None:
-                return chosen, scored, candidates
+                return replace(chosen, rule="options", margin=no_answer_margin(scored, chosen)), scored, candidates
         if self.config.get("skip_in_question", False):
             # a span the question already names is never what it asks for ("Who founded X?" -> not "X")
             asked = set(tokenize(question))
@@ -198,12 +222,12 @@ def _as_written(answer: ReaderAnswer, passages: list[Passage], folded: list[Pass
     return replace(answer, text=written[answer.start : answer.end], sentence=sentence)
 
 
-def answer_share(candidates: list[ReaderAnswer]) -> float:
-    """The first candidate's softmax share among all, counting the candidates that overlap it in the same
-    passage as the same answer: "Caspian Sea", "the Caspian Sea" and "into the Caspian Sea" are one answer with
-    three boundaries, not three rivals."""
+def answer_share(candidates: list[ReaderAnswer], index: int = 0) -> float:
+    """The candidate's (the first by default) softmax share among all, counting the candidates that overlap it in
+    the same passage as the same answer: "Caspian Sea", "the Caspian Sea" and "into the Caspian Sea" are one
+    answer with three boundaries, not three rivals."""
     shares = np.exp(np.array([c.score for c in candidates]) - max(c.score for c in candidates))
-    best = candidates[0]
+    best = candidates[index]
     same = [_overlaps(best, c) for c in candidates]
     return float(shares[same].sum() / shares.sum())
 

@@ -18,13 +18,15 @@ from cragraph.context import Context
 from cragraph.knowledge.passages import passage_of
 from cragraph.models.structured import ask_structured
 from cragraph.planning.dsl import Plan
-from cragraph.planning.runtime import ExpandFn, PlanRun, PlanRuntime, ValueFn
+from cragraph.planning.runtime import ExpandFn, PlanRun, PlanRuntime, ReadFn, ValueFn
 from cragraph.planning.settings import PREFIX, MultihopSettings
+from cragraph.reader import Passage
+from cragraph.reader.cache import load_reader
 from cragraph.retrieval.graph_walk import GraphSettings, graph_rerank
 from cragraph.retrieval.retriever import HybridRetriever, RetrievalSettings
 from cragraph.settings import section
 from cragraph.state import MultihopState, StageTimer
-from nodes._runtime import bundle_of, evaluator_of, settings_of, visible_of
+from nodes._runtime import bundle_of, evaluator_of, settings_of, thresholds_for, visible_of
 from prompts.extract_answer import ShortAnswer, extract_answer_messages
 from prompts.synthesize import synthesize_messages
 from stores.backend import Index
@@ -46,6 +48,20 @@ def llm_value_fn(spec: str, build_messages: Any, max_passages: int = 5) -> Value
     return ask
 
 
+def reader_values(reader_path: str, language: str, read_top: int = 5) -> ReadFn:
+    """EXTRACT_ANSWER's value source without an LLM: the span reader's best answers to the hop's question over
+    its top passages, with the scores the answer step later weighs the chain by."""
+
+    def read(question: str, hits: list[Hit], n: int) -> list[dict[str, Any]]:
+        top = hits[:read_top]
+        passages = [Passage(h.chunk.text, h.chunk.title, float(h.score)) for h in top]
+        ranked = load_reader(reader_path).read_ranked(question, passages, language, top=n)
+        return [{"text": " ".join(r.text.split()), "margin": r.margin, "share": r.confidence,
+                 "passage_id": top[r.passage].chunk.id} for r in ranked if r.kind == "span"]
+
+    return read
+
+
 def plan_runtime(
     bundle: Index,
     settings: Context,
@@ -63,20 +79,17 @@ def plan_runtime(
         return retriever.search(query, k=k, filters=filters or None)
 
     spec = settings.model_for(multihop.decompose_model)
-    needs_evaluator = multihop.grade_steps or (plan is not None and any(s.op == "FILTER_CE" for s in plan.steps))
-    if multihop.grade_steps and plan is not None:
-        for step in plan.steps:
-            if step.op == "RETRIEVE":
-                step.args.setdefault("grade", True)
+    needs_evaluator = plan is not None and any(s.op == "FILTER_CE" or s.args.get("grade") for s in plan.steps)
     return PlanRuntime(
         search,
         multihop.limits(),
         extract_answer=llm_value_fn(spec, extract_answer_messages) if multihop.llm_extract else None,
         synthesize=llm_value_fn(spec, synthesize_messages, 8) if multihop.llm_synthesize else None,
         evaluator=evaluator_of(settings, bundle) if needs_evaluator else None,
-        grade_thresholds=(settings.upper, settings.lower),
+        grade_thresholds=thresholds_for(settings, bundle)[:2],
         language=language_of(question),
         graph_expand=graph_expander(retriever, section(GraphSettings, settings, "graph_"), filters),
+        read_answers=reader_values(settings.reader_path, language_of(question)),
     )
 
 
@@ -119,6 +132,7 @@ def plan_execute(state: MultihopState, runtime: Runtime[Context]) -> dict[str, A
         "knowledge": passages(evidence),
         "candidates": passages(evidence),  # what the main graph grades before refining and selecting
         "multihop_answer": run.answer,
+        "hops": hop_records(state.get("compiled_plan") or {}, run),
         "trace": [
             timer.record(
                 f"{len(evidence)} evidence passages from {len(run.records)} steps",
@@ -151,3 +165,30 @@ def composed_queries(run: PlanRun) -> list[str]:
 def passages(hits: Sequence[Hit]) -> list[dict[str, Any]]:
     """Evidence as the main graph's passage dicts, with the plan steps that found each one."""
     return [{**passage_of(hit), "plan_steps": list(hit.sources)} for hit in hits]
+
+
+HOP_PASSAGES = 5  # passages of each hop kept for reading along the plan
+
+
+def hop_records(compiled: dict[str, Any], run: PlanRun) -> list[dict[str, Any]]:
+    """Each sub-question as the answer step reads it: its text, the queries it was asked as (slots filled), the
+    hops it depends on, its top passages and, for a slot producer, the answers it extracted with their scores."""
+    subs = compiled.get("sub_questions") or []
+    producer = {sub["extract_slot"]: sub["id"] for sub in subs if sub.get("extract_slot")}
+    hops = []
+    for sub in subs:
+        retrieved = run.values.get(sub["id"])
+        extracted = run.values.get(f"{sub['id']}_ans")
+        answers = []
+        if extracted is not None:
+            answers = extracted.readings or [{"text": text} for text in extracted.strings]
+        hops.append({
+            "id": sub["id"],
+            "question": sub["query"],
+            "slot": sub.get("extract_slot"),
+            "deps": [producer[slot] for slot in sub.get("slots_in", []) if slot in producer],
+            "queries": list(retrieved.strings) if retrieved is not None else [],
+            "passages": passages(retrieved.hits[:HOP_PASSAGES]) if retrieved is not None else [],
+            "answers": answers,
+        })
+    return hops

@@ -54,7 +54,7 @@ def sliced(tmp_path_factory):
 def test_in_corpus_questions_are_correct_and_cite_a_gold_passage(sliced):
     """Every answer that was given cites at least one gold passage, on the CRAG path and on the multi-hop plan.
     A `correct` grade keeps its passages, so such a question is answered unless the reader itself is not
-    confident enough (answer_min_margin)."""
+    confident enough (answer_threshold)."""
     index, questions = sliced
     assert len(questions) >= 4, "the slice holds too few questions with all their gold passages"
     correct = 0
@@ -71,7 +71,7 @@ def test_in_corpus_questions_are_correct_and_cite_a_gold_passage(sliced):
                 correct += result["verdict"] == "correct"
                 if result["verdict"] == "correct" and result["abstained"]:  # only the reader may doubt it
                     note = next(e.get("note") or "" for e in result["trace"] if e["node"] == "answer")
-                    assert "answer_min_margin" in note, result["trace"]
+                    assert "answer_threshold" in note, result["trace"]
             else:
                 assert "execute" in {entry["node"] for entry in result["trace"]}
     assert correct >= 2
@@ -81,7 +81,7 @@ def test_off_corpus_question_is_answered_from_the_web_with_its_url(sliced, monke
     index, _ = sliced
     monkeypatch.setenv("TAVILY_API_KEY", "test-key")
     with TavilyStub([WEB_PAGE]) as stub:
-        context = Context(index=str(index), web_search=True, web_base_url=stub.url, answer_min_margin=-100.0)
+        context = Context(index=str(index), web_search=True, web_base_url=stub.url, answer_threshold=0.0)
         result = graph.invoke({"question": OFF_CORPUS}, context=context)
     assert result["verdict"] == "incorrect", result["trace"]
     assert [c["url"] for c in result["citations"]] == [WEB_PAGE["url"]]

@@ -34,7 +34,7 @@ THREAD = "durable-1"
 # The tiny embedder's vectors are random: the cosine evaluator with thresholds that grade every retrieval
 # `correct`, and the reader answering whatever its confidence, make the run's path fixed; the store is under test.
 SETTINGS = ["--no-web", "--evaluator", "cosine", "--set", "upper=-1", "--set", "lower=-1",
-            "--set", "select_min_gain=-1", "--set", "answer_min_margin=-100", "--set", "answer_min_score=-1"]
+            "--set", "answer_threshold=0"]
 KILL_AFTER_STEP = 2  # the checkpoint of step N holds what ran up to it: conversation and understand; next retrieve
 PGDOC = "install Debian's postgresql package (apt-get install postgresql) to run the Postgres checkpoint test"
 

@@ -74,7 +74,7 @@ async def _drive(url: str) -> None:
         assistant_id,
         {"question": "Which river flows into the Caspian Sea?"},
         # the planned evidence is graded too; the reader's confidence on the tiny index is not under test
-        {"multihop": "always", "upper": -1.0, "lower": -1.0, "answer_min_margin": -100.0},
+        {"multihop": "always", "upper": -1.0, "lower": -1.0, "answer_threshold": 0.0},
     )
     assert {"multihop", "grade", "select", "answer"} <= planned_nodes
     assert {"decompose", "validate", "compile", "translate", "execute"} <= planned_nodes  # the subgraph streams

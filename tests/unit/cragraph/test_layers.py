@@ -19,6 +19,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("nodes",),
     ("cragraph.policy",),
     ("cragraph.context", "cragraph.state"),
+    ("cragraph.answering",),
     ("cragraph.knowledge",),
     ("cragraph.reader",),
     ("cragraph.retrieval",),

@@ -98,7 +98,7 @@ def test_grade_node_prefers_thresholds_stored_in_the_index(tmp_path):
 
     from cragraph.context import Context
     from evaluators.thresholds import Thresholds, save_thresholds
-    from nodes.grade import thresholds_for
+    from nodes._runtime import thresholds_for
 
     bundle = SimpleNamespace(path=tmp_path)
     settings = Context(index=str(tmp_path), evaluator="embedded", upper=0.2, lower=-0.5)

@@ -86,7 +86,7 @@ def test_an_escalation_budget_of_zero_answers_from_the_first_round(index, monkey
 def test_an_enumeration_question_lists_every_item_of_the_document(index, monkeypatch, question, doc_id, items):
     use_keyword_evaluator(monkeypatch)
     # BM25 only: the tiny embedder's random vectors would pick the documents by chance
-    settings = context(index, lower=-1.0, answer_min_score=-1.0, retrieval_mode="bm25")
+    settings = context(index, lower=-1.0, retrieval_mode="bm25")
     state = graph.invoke({"question": question}, context=settings)
     assert state["strategy"]["name"] == "full_document"
     lines = state["answer"].splitlines()
@@ -99,7 +99,7 @@ def test_an_enumeration_question_lists_every_item_of_the_document(index, monkeyp
 
 def test_items_past_the_best_chunk_are_listed_and_each_chunk_is_cited(index, monkeypatch):
     use_keyword_evaluator(monkeypatch)
-    settings = context(index, lower=-1.0, answer_min_score=-1.0, retrieval_mode="bm25", retrieve_k=1)
+    settings = context(index, lower=-1.0, retrieval_mode="bm25", retrieve_k=1)
     state = graph.invoke({"question": "List all departments of the Institute for Physical Problems"},
                          context=settings)
     assert len(state["answer"].splitlines()) == len(DEPARTMENTS)

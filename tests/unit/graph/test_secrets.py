@@ -146,8 +146,7 @@ def ask_argv(index, web_url: str, *extra: str) -> list[str]:
 
 
 def test_a_failing_web_endpoint_and_the_cli_print_no_key(index, capsys, caplog, tmp_path):
-    thresholds = ["--set", "lower=-0.6", "--set", "upper=0.5", "--set", "answer_min_score=-0.6",
-                  "--set", "strip_threshold=-0.6"]
+    thresholds = ["--set", "lower=-0.6", "--set", "upper=0.5", "--set", "answer_threshold=0"]
     with WebStandin(WEB_CORPUS, api_key=SENTINELS["TAVILY_API_KEY"]) as web:
         for extra in (["--json"], ["--trace"], ["--json", "--trace"]):
             code = main(ask_argv(index, web.url, *extra, *thresholds))

@@ -33,7 +33,7 @@ def selected() -> list[dict]:
 
 
 def run(index, state: dict, **settings) -> dict:
-    values = {"strip_min_chars": 1, "highlight_min_score": -0.9, **settings}
+    values = {"strip_min_chars": 1, "lower": -0.9, **settings}  # `lower` is the least score highlighted
     return highlight(state, Runtime(context=context(index, **values)))
 
 
@@ -73,7 +73,7 @@ def test_best_sentences_win_within_the_per_passage_and_total_limits(index):
     assert all(len(h["sentences"]) == 1 for h in result["highlights"])
     assert sentences_of(result)["volga#0"] == ["It flows into the Caspian Sea."]
     assert "curie#0" not in sentences_of(result)  # nothing about the Volga in it, and the total is spent
-    strict = run(index, state, highlight_per_passage=3, highlight_total=9, highlight_min_score=0.0)
+    strict = run(index, state, highlight_per_passage=3, highlight_total=9, lower=0.0)
     assert all(s["score"] >= 0.0 for h in strict["highlights"] for s in h["sentences"])
 
 
@@ -87,9 +87,9 @@ def test_each_passage_gets_its_best_sentence_before_any_gets_a_second():
 
 def test_sub_questions_of_a_plan_get_their_evidence_too(index):
     state = {"question": QUESTION, "selected": selected()}
-    without = run(index, state, highlight_min_score=-0.5)
+    without = run(index, state, lower=-0.5)
     assert "curie#0" not in sentences_of(without)
-    planned = run(index, {**state, "facets": ["Who founded the Radium Institute?"]}, highlight_min_score=-0.5)
+    planned = run(index, {**state, "facets": ["Who founded the Radium Institute?"]}, lower=-0.5)
     curie = next(h for h in planned["highlights"] if h["passage_id"] == "curie#0")["sentences"]
     best = max(curie, key=lambda s: s["score"])
     assert best["text"] == "She founded the Radium Institute in Paris." and best["score"] == 1.0
@@ -110,7 +110,7 @@ def test_compression_shrinks_the_context_keeps_ids_and_feeds_the_answer(index):
     assert counts["chars_before"] == sum(len(p["text"]) for p in state["selected"])
     assert counts["chars_after"] == sum(len(p["text"]) for p in compressed)
     assert counts["saved_ratio"] == pytest.approx(1 - counts["chars_after"] / counts["chars_before"], abs=1e-4)
-    reply = answer({**state, "selected": compressed}, Runtime(context=context(index, answer_min_score=-0.9)))
+    reply = answer({**state, "selected": compressed}, Runtime(context=context(index)))
     kept_texts = {s["text"] for p in compressed for s in p["strips"]}
     assert reply["evidence"] and all(e["sentence"] in kept_texts for e in reply["evidence"])
 

@@ -27,33 +27,17 @@ def test_strips_are_exact_sentence_slices_and_short_ones_are_joined():
     assert len(strip_spans(chinese, "zh", min_chars=12, max_chars=400)) == 3  # limits scaled for Chinese
 
 
-def test_refine_drops_weak_strips_and_recomposes_in_order():
+def test_refine_keeps_every_strip_scored_and_recomposes_in_order():
     passage = {"id": "v#0", "title": "Volga", "text": TEXT, "language": "en", "grade": 0.6}
     knowledge, stats = refine_passages(
-        "Which river flows into the Caspian Sea?", [passage], KeywordEvaluator(),
-        StripSettings(min_chars=30, threshold=-0.2), upper=0.5,
+        "Which river flows into the Caspian Sea?", [passage], KeywordEvaluator(), StripSettings(min_chars=30),
     )
-    assert knowledge[0]["text"] == "The Volga flows into the Caspian Sea."
-    assert stats["strips"] == 3 and stats["strips_kept"] == 1
-    order = refine_passages(
-        "Volga river Caspian",
-        [passage],
-        KeywordEvaluator(),
-        StripSettings(min_chars=30, threshold=-0.7),
-        upper=0.2,
-    )[0][0]
-    assert order["text"].startswith("The Volga is the longest") and order["text"].endswith("Caspian Sea.")
-    assert [s["start"] for s in order["strips"]] == sorted(s["start"] for s in order["strips"])
-
-
-def test_a_relevant_passage_keeps_its_best_strip_and_an_irrelevant_one_is_dropped():
-    relevant = {"id": "a", "title": "", "text": TEXT, "language": "en", "grade": 0.8}
-    irrelevant = {"id": "b", "title": "", "text": TEXT, "language": "en", "grade": 0.1}
-    knowledge, _ = refine_passages(
-        "Volga Caspian population", [relevant, irrelevant], KeywordEvaluator(),
-        StripSettings(min_chars=30, threshold=0.9), upper=0.5,
-    )
-    assert [k["id"] for k in knowledge] == ["a"] and len(knowledge[0]["strips"]) == 1
+    (refined,) = knowledge
+    assert stats["strips"] == stats["strips_kept"] == 3 and refined["original_chars"] == len(TEXT)
+    assert refined["text"].startswith("The Volga is the longest") and refined["text"].endswith("Caspian Sea.")
+    assert [s["start"] for s in refined["strips"]] == sorted(s["start"] for s in refined["strips"])
+    best = max(refined["strips"], key=lambda s: s["score"])
+    assert best["text"] == "The Volga flows into the Caspian Sea."  # the evidence ranks by these scores
 
 
 class _ListSpy(KeywordEvaluator):
@@ -74,7 +58,7 @@ def test_left_out_passages_are_scored_with_the_kept_strips_and_never_kept():
                 "grade": -0.9}
     spy = _ListSpy()
     knowledge, stats = refine_passages("Which river flows into the Caspian Sea?", [kept], spy,
-                                       StripSettings(), upper=0.5, reference=[left_out])
+                                       StripSettings(), reference=[left_out])
     assert spy.lists == [["Volga. The Volga flows into the Caspian Sea.", "Thames. The Thames flows through London."]]
     assert [k["id"] for k in knowledge] == ["v"] and knowledge[0]["text"] == kept["text"]
     assert stats["strips"] == 1 and stats["reference_strips"] == 1 and len(stats["scores"]) == 1
@@ -94,7 +78,7 @@ def test_coverage_is_the_design_formula():
     assert coverage(q, np.zeros((0, 3)), 0.5) == 0.0
 
 
-def test_greedy_selection_prefers_complementary_facets_and_stops_on_small_gain():
+def test_greedy_selection_takes_the_complementary_facet_before_a_near_duplicate():
     q = unit(1, 1, 0)
     facet_a, facet_a_again, facet_b, off_topic = (
         unit(1, 0.05, 0),
@@ -103,13 +87,13 @@ def test_greedy_selection_prefers_complementary_facets_and_stops_on_small_gain()
         unit(0, 0, 1),
     )
     vectors = np.stack([facet_a, facet_a_again, facet_b, off_topic])
-    chosen, gains = greedy_coverage(q, vectors, [10, 10, 10, 10], alpha=0.5, min_gain=0.01, budget_chars=1000)
+    chosen, gains = greedy_coverage(q, vectors, [10, 10, 10, 10], alpha=0.5, budget_chars=20)
     assert set(chosen) == {0, 2} or set(chosen) == {1, 2}
-    assert all(g >= 0.01 for g in gains)
+    assert gains[0] > 0 and gains[1] > 0
 
 
 def test_greedy_selection_respects_the_context_budget():
     q = unit(1, 1, 0)
     vectors = np.stack([unit(1, 0, 0), unit(0, 1, 0), unit(1, 1, 0.1)])
-    chosen, _ = greedy_coverage(q, vectors, [60, 60, 500], alpha=0.5, min_gain=-1.0, budget_chars=130)
+    chosen, _ = greedy_coverage(q, vectors, [60, 60, 500], alpha=0.5, budget_chars=130)
     assert 2 not in chosen and sum([60, 60, 500][i] for i in chosen) <= 130

@@ -42,13 +42,14 @@ def test_results_become_refined_passages_with_url_provenance(index):
             web_base_url=stub.url,
             web_max_results=3,
             strip_min_chars=10,
-            strip_threshold=0.1,
         )
         update = web_search(STATE, Runtime(context=ctx))
     assert update["web_status"] == "ok"
     (passage,) = update["web_knowledge"]  # the result without content is skipped
     assert passage["id"] == passage["url"] == "https://example.org/tokyo" and passage["source"] == "web"
-    assert passage["text"] == "Tokyo has a population of about 14 million."  # refined like internal passages
+    assert passage["text"] == RESULTS[0]["content"] and len(passage["strips"]) == 3  # refined like index passages
+    best = max(passage["strips"], key=lambda s: s["score"])
+    assert best["text"] == "Tokyo has a population of about 14 million."
     assert stub.requests[0]["json"]["query"] == "population Tokyo"
     assert stub.requests[0]["json"]["max_results"] == 3
     assert stub.requests[0]["path"] == "/search"

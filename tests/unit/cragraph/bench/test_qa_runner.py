@@ -143,13 +143,13 @@ def test_a_record_names_the_source_and_grade_of_the_passage_its_answer_cites_fir
     assert answer_scores(trace, state) == {"confidence": 0.97, "margin": 8.2, "best_evidence": 0.4,
                                            "answer_grade": 0.3, "best_grade": 0.9, "answer_source": "web",
                                            "withheld_confidence": None, "withheld_margin": None,
-                                           "abstain_reason": None}
+                                           "abstain_reason": None, "candidates": []}
     assert answer_scores([], {"abstained": True})["answer_source"] is None
     assert answer_scores([], {"abstained": True})["best_grade"] is None
 
 
 def test_an_abstention_keeps_its_reason_and_the_held_back_spans_confidence_and_margin() -> None:
-    why = "reader margin 5.10 < answer_min_margin 7.5"
+    why = "Not sure enough (probability 0.31 < answer_threshold 0.5): Paris [1]"
     trace = [{"node": "answer", "decision": "abstain", "counts": {"citations": 0}, "note": why}]
     state = {"abstained": True, "withheld": {"answer": "Paris [1]", "confidence": 0.8, "margin": 5.1, "reason": why}}
     scores = answer_scores(trace, state)

@@ -299,19 +299,29 @@ def test_the_argparse_check_sees_function_level_imports_and_main_blocks(tmp_path
     assert _entry_point_code(module) == ["line 2: imports argparse", 'line 6: a `__name__ == "__main__"` block']
 
 
-def test_bench_abstention_grids_the_margin_and_refuses_runs_without_it(tmp_path, capsys):
+def test_bench_decision_training_learns_that_a_wide_margin_is_right_and_refuses_runs_without_candidates(
+        tmp_path, capsys):
+    from cragraph.answering.decision import load_decision
+    from cragraph.answering.features import FEATURES
+
     run = tmp_path / "train_set"
     run.mkdir()
-    rows = [{"mode": "crag", "id": "q1", "answers": ["Gdansk"], "answer": "Gdansk [1]", "abstained": False,
-             "confidence": 0.9, "margin": 9.0, "best_evidence": 0.5},
-            {"mode": "crag", "id": "q2", "answers": ["Gdansk"], "answer": "Warsaw [1]", "abstained": False,
-             "confidence": 0.9, "margin": 3.0, "best_evidence": 0.5}]
+    rows = []
+    for i in range(60):  # right answers stand far above the reader's no-answer score, wrong ones do not
+        right = i % 2 == 0
+        features = {name: 0.0 for name in FEATURES} | {"one_pass": 1.0, "margin": (0.9 if right else -0.2) + i / 600}
+        rows.append({"mode": "crag-multihop", "id": f"q{i}", "answers": ["Gdansk"], "gold_ids": [],
+                     "candidates": [{"answer": "Gdansk" if right else "Warsaw", "reading": "one_pass",
+                                     "features": features}]})
     results = run / "results.jsonl"
     results.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    assert main(["bench", "abstention", str(results), "--top", "1"]) == 0
-    best = capsys.readouterr().out.splitlines()[2].split(" | ")
-    assert best[3] == "0.5" and 3.0 < float(best[1]) <= 9.0  # right answer kept, wrong one held back
-    results.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "margin"}) + "\n" for r in rows),
-                       encoding="utf-8")
-    with pytest.raises(SystemExit, match="train_set record no reader margin"):
-        main(["bench", "abstention", str(results)])
+    out = tmp_path / "decision.json"
+    assert main(["bench", "decision-training", str(results), "--out", str(out)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["questions"] == 60 and report["truth"] == 0.5  # every right one answered, every wrong one not
+    model = load_decision(str(out))
+    wide, narrow = ({name: 0.0 for name in FEATURES} | {"one_pass": 1.0, "margin": m} for m in (0.9, -0.2))
+    assert model.probability(wide) > 0.5 > model.probability(narrow)
+    results.write_text("".join(json.dumps({**r, "candidates": []}) + "\n" for r in rows), encoding="utf-8")
+    with pytest.raises(SystemExit, match="no candidates of mode 'crag-multihop'"):
+        main(["bench", "decision-training", str(results), "--out", str(out)])

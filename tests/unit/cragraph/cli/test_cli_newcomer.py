@@ -65,16 +65,16 @@ def test_serve_refuses_a_taken_port_and_names_a_free_one(capsys):
     assert "LangGraph dev server on" not in err  # no URL printed for a server that would not be there
 
 
-def test_an_answer_held_back_by_the_margin_gate_is_still_shown(index, monkeypatch, capsys):
+def test_an_answer_held_back_by_the_threshold_is_still_shown_with_how_to_see_it(index, monkeypatch, capsys):
     use_keyword_evaluator(monkeypatch)
     question = "Which river flows into the Caspian Sea?"
-    assert main(["ask", question, "--index", index, "--no-web", "--json", "--set", "answer_min_margin=100"]) == 0
+    assert main(["ask", question, "--index", index, "--no-web", "--json", "--set", "answer_threshold=1"]) == 0
     result = json.loads(capsys.readouterr().out)
     held = result["withheld"]
-    assert result["abstained"] and result["citations"] == [] and held["margin"] < 100
-    assert main(["ask", question, "--index", index, "--no-web", "--set", "answer_min_margin=100"]) == 0
+    assert result["abstained"] and result["citations"] == [] and 0 < held["confidence"] < 1
+    assert main(["ask", question, "--index", index, "--no-web", "--set", "answer_threshold=1"]) == 0
     printed = capsys.readouterr().out
-    shown = f"Held back (reader margin {held['margin']:.2f} < answer_min_margin 100.0): {held['answer']}"
-    assert shown in printed
-    assert printed.index("Citations:") > printed.index("Held back")
+    shown = f"Not sure enough (probability {held['confidence']:.2f} < answer_threshold 1.0): {held['answer']}"
+    assert shown in printed and "`--set answer_threshold=" in printed
+    assert printed.index("Citations:") > printed.index("Not sure enough")
     assert f"[1] {held['citations'][0]['title']}" in printed

@@ -1,0 +1,80 @@
+"""The decision model: loading, refusing damaged weights, probabilities; the features of a candidate."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cragraph.answering import Candidate, DecisionWeightsError, load_decision
+from cragraph.answering.decision import DEFAULT_WEIGHTS, TRAINING_COMMAND
+from cragraph.answering.features import FEATURES, MODEL_FEATURES, featurize
+from cragraph.reader.types import ReaderAnswer
+
+
+def weights(path, **changes):
+    n = len(MODEL_FEATURES)
+    data = {"features": list(MODEL_FEATURES), "mean": [0.0] * n, "scale": [1.0] * n, "coef": [0.0] * n,
+            "intercept": 0.0, **changes}
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return str(path)
+
+
+def test_the_packaged_weights_load_and_give_probabilities():
+    model = load_decision()
+    p = model.probability(dict.fromkeys(FEATURES, 0.0))
+    assert 0.0 < p < 1.0
+    assert json.loads(DEFAULT_WEIGHTS.read_text())["trained"]["questions"] > 0  # fitted, not a placeholder
+
+
+def test_a_wider_margin_raises_the_probability_along_its_coefficient(tmp_path):
+    coef = [1.5 if name == "margin" else 0.0 for name in MODEL_FEATURES]
+    model = load_decision(weights(tmp_path / "w.json", coef=coef))
+    low, high = (model.probability({"margin": m}) for m in (-1.0, 1.0))
+    assert low < 0.5 < high and abs(low + high - 1.0) < 1e-9
+    mapped = load_decision(weights(tmp_path / "s.json", coef=coef, calibration_z=[-1.5, 1.5],
+                                   calibration_p=[0.1, 0.7]))
+    assert mapped.probability({"margin": 1.0}) == 0.1 + 0.6 * (1.5 + 1.5) / 3  # the isotonic map, interpolated
+    assert mapped.probability({"margin": 9.0}) == 0.7  # flat past its last point
+
+
+@pytest.mark.parametrize(("changes", "why"), [
+    ({"features": ["margin"]}, "fitted on other features"),
+    ({"scale": [0.0] * len(MODEL_FEATURES)}, "damaged"),
+    ({"coef": "x"}, "unreadable"),
+    ({"calibration_z": [1.0, 0.0], "calibration_p": [0.2, 0.3]}, "damaged"),
+])
+def test_damaged_weights_name_the_file_and_the_training_command(tmp_path, changes, why):
+    path = weights(tmp_path / "bad.json", **changes)
+    with pytest.raises(DecisionWeightsError, match=why) as raised:
+        load_decision(path)
+    assert str(tmp_path / "bad.json") in str(raised.value) and TRAINING_COMMAND in str(raised.value)
+
+
+def test_missing_weights_are_named(tmp_path):
+    with pytest.raises(DecisionWeightsError, match="missing"):
+        load_decision(str(tmp_path / "none.json"))
+
+
+def _candidate(text, reading, passage, sentence, margin=5.0, chain=()):
+    read = ReaderAnswer(text, "span", 0, sentence, 0, len(text), 1.0, margin=margin, confidence=0.9)
+    return Candidate(read, reading, passage, 0, list(chain))
+
+
+def test_features_tell_a_second_hop_page_from_the_first_and_weigh_what_each_speaks_of():
+    company = {"id": "c", "title": "Veltrane Systems",
+               "text": "Veltrane Systems was founded by Ingrid Solvang. It is based in Halvmere.", "grade": 0.4}
+    person = {"id": "p", "title": "Ingrid Solvang", "text": "Ingrid Solvang was born in Skarnvik in 1961."}
+    question = "Where was the founder of Veltrane Systems born?"
+    first = _candidate("Halvmere", "one_pass", company, "It is based in Halvmere.")
+    second = _candidate("Skarnvik", "per_passage", person, "Ingrid Solvang was born in Skarnvik in 1961.")
+    rare = {"skarnvik": 5.0, "veltran": 5.0, "system": 1.0, "born": 1.0, "founder": 2.0}
+    featurize([first, second], question, {"verdict": "correct", "route": "single", "language": "en",
+                                          "best_evidence": 0.3}, [company, person], lambda t: rare.get(t, 1.0))
+    assert first.features["first_hop"] == 1.0 and first.features["second_hop"] == 0.0
+    assert second.features["second_hop"] == 1.0 and second.features["first_hop"] == 0.0
+    # the company's page speaks of the question's rarest term; the founder's page does not name the company
+    assert first.features["cover"] > second.features["cover"] and second.features["rare_missing"] == 1.0
+    assert first.features["rare_missing"] == 0.0
+    assert first.features["graded"] == 1.0 and first.features["grade"] == 0.4 and second.features["graded"] == 0.0
+    assert first.features["margin"] == 0.5 and set(first.features) == set(FEATURES)

@@ -1,0 +1,88 @@
+"""answer: candidates from every reading, one calibrated decision, the hop chain cited and traced."""
+
+from __future__ import annotations
+
+import pytest
+from langgraph.runtime import Runtime
+
+from cragraph.context import Context
+from nodes.answer import answer
+from tests.fixtures.graph import build_tiny_index, context, use_keyword_evaluator
+
+COMPANY = {"id": "veltrane#0", "doc_id": "veltrane", "title": "Veltrane Systems", "source": "index", "url": None,
+           "text": "Veltrane Systems is a maker of marine sensors. It was founded in 2009 by Ingrid Solvang. "
+                   "The company is based in Halvmere, where its first office opened."}
+FOUNDER = {"id": "solvang#0", "doc_id": "solvang", "title": "Ingrid Solvang", "source": "index", "url": None,
+           "text": "Ingrid Solvang is an electrical engineer. She was born in Skarnvik in 1961 and studied in "
+                   "Halvmere."}
+QUESTION = "Where was the founder of Veltrane Systems born?"
+HOPS = [
+    {"id": "q1", "question": "Who or what is the founder of Veltrane Systems?", "slot": "x1", "deps": [],
+     "queries": ["Who or what is the founder of Veltrane Systems?"], "passages": [COMPANY],
+     "answers": [{"text": "Ingrid Solvang", "margin": 9.0, "share": 0.95, "passage_id": "veltrane#0"}]},
+    {"id": "q2", "question": "Where was {x1} born?", "slot": None, "deps": ["q1"],
+     "queries": ["Where was Ingrid Solvang born?"], "passages": [FOUNDER], "answers": []},
+]
+STATE = {"question": QUESTION, "language": "en", "selected": [COMPANY], "hops": HOPS, "verdict": "correct",
+         "route": "multihop"}
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory, tiny_embedder_dir):
+    return build_tiny_index(tmp_path_factory.mktemp("decision-index"), tiny_embedder_dir)
+
+
+@pytest.fixture(autouse=True)
+def keyword_scores(monkeypatch):
+    use_keyword_evaluator(monkeypatch)
+
+
+@pytest.fixture
+def run(index):
+    def answered(state, **settings):
+        return answer(state, Runtime(context=context(index, **settings)))
+    return answered
+
+
+def test_a_planned_question_is_read_along_its_hops_and_the_chain_is_cited_and_traced(run):
+    result = run(STATE, answer_threshold=0.0)
+    record = result["trace"][0]
+    chains = [c for c in record["candidates"] if c["reading"] == "hop_chain"]
+    assert chains and chains[0]["answer"] == "Skarnvik"
+    assert [step["answer"] for step in chains[0]["chain"]] == ["Ingrid Solvang", "Skarnvik"]
+    assert chains[0]["chain"][1]["question"] == "Where was Ingrid Solvang born?"
+    if record["decision"].startswith("hop_chain"):  # the chain was chosen: both pages cited, each hop's sentence
+        assert result["answer"].startswith("Skarnvik")
+        assert {c["id"] for c in result["citations"]} == {"veltrane#0", "solvang#0"}
+        assert [step["answer"] for step in record["chain"]] == ["Ingrid Solvang", "Skarnvik"]
+        assert any("Skarnvik" in e["sentence"] for e in result["evidence"])
+    assert all(0.0 <= c["probability"] <= 1.0 for c in record["candidates"])
+    assert round(result["confidence"], 4) == record["counts"]["probability"]
+
+
+def test_a_hop_that_found_nothing_stops_the_chain_and_the_one_pass_reading_remains(run):
+    lost = [HOPS[0], {**HOPS[1], "passages": []}]
+    result = run({**STATE, "hops": lost}, answer_threshold=0.0)
+    readings = {c["reading"] for c in result["trace"][0]["candidates"]}
+    assert "hop_chain" not in readings and "one_pass" in readings and not result["abstained"]
+
+
+def test_every_candidate_under_the_threshold_abstains_and_shows_the_best_one_held_back(run):
+    result = run(STATE, answer_threshold=1.0)
+    held = result["withheld"]
+    assert result["abstained"] and result["citations"] == [] and held["answer"] and held["citations"]
+    assert held["reason"] == f"probability {held['confidence']:.2f} < answer_threshold 1.0"
+    assert result["trace"][0]["note"].startswith("Not sure enough (probability")
+
+
+@pytest.mark.parametrize("threshold", [-0.1, 1.5, True])
+def test_an_answer_threshold_outside_zero_to_one_is_refused(threshold):
+    with pytest.raises(ValueError, match="answer_threshold is a probability"):
+        Context(answer_threshold=threshold)
+
+
+def test_an_unparsed_yes_no_question_gets_no_default_answer(run):
+    odd = {"question": "Is it?", "language": "en", "selected": [COMPANY], "verdict": "correct"}
+    result = run(odd, answer_threshold=0.0)
+    assert result["abstained"] and result["withheld"] is None
+    assert result["trace"][0]["note"].startswith("no reading found an answer")
