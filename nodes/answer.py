@@ -24,8 +24,9 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from cragraph.answering import Candidate, load_decision
+from cragraph.answering.decision import choose
 from cragraph.answering.features import RULES, featurize
-from cragraph.answering.readings import along_hops, one_pass, per_passage
+from cragraph.answering.readings import gather
 from cragraph.context import Context
 from cragraph.knowledge.evidence import citations, evidence_records, renumber, scored_sentences
 from cragraph.knowledge.passages import passage_of
@@ -86,23 +87,14 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 ],
             }
     reader = load_reader(settings.reader_path)
-    candidates = [*one_pass(reader, state["question"], context, language), *along_hops(reader, hops, language)]
-    if candidates and candidates[0].reading == "one_pass":  # a span question (no rule answered it)
-        candidates += per_passage(reader, state["question"], context, language)
+    candidates = gather(reader, state["question"], context, hops, language)
     if not candidates:
         return _abstain(timer, state, language, "no reading found an answer span" + _web_reason(state))
     _graded(candidates, state)
     signals = {"verdict": state.get("verdict"), "route": state.get("route"), "language": language,
                "best_evidence": best_evidence}
     featurize(candidates, state["question"], signals, context, _rarity(settings))
-    model = load_decision()
-    scores = [model.score(candidate.features) for candidate in candidates]
-    for candidate, z in zip(candidates, scores, strict=True):
-        candidate.probability = model.calibrated(z)
-    chosen = candidates[max(range(len(candidates)), key=lambda i: scores[i])]
-    ruled = next((c for c in candidates if c.reading in RULES), None)
-    if ruled is not None:  # see RULES: the form of the question decides, the probability is reported
-        chosen = ruled
+    chosen = choose(candidates, load_decision())
     answered = _formatted(state["question"], chosen, context, sentences, settings.answer_sentences, language, evaluator)
     counts: dict[str, Any] = {
         "context": len(context),
@@ -114,7 +106,7 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     }
     readings = [c.summary() for c in sorted(candidates, key=lambda c: -c.probability)]
     chain = _chain_text(chosen, answered)
-    if chosen.probability < settings.answer_threshold and ruled is None:
+    if chosen.probability < settings.answer_threshold and chosen.reading not in RULES:
         why = f"probability {chosen.probability:.2f} < answer_threshold {settings.answer_threshold}"
         withheld = {"answer": answered["answer"], "citations": answered["citations"],
                     "confidence": round(chosen.probability, 4), "margin": _rounded(chosen.read.margin),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -21,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from cragraph.answering.features import MODEL_FEATURES, model_vector
+from cragraph.answering.candidates import Candidate
+from cragraph.answering.features import MODEL_FEATURES, RULES, model_vector
 
 DEFAULT_WEIGHTS = Path(__file__).resolve().parent / "weights" / "decision.json"
 TRAINING_COMMAND = "cragraph bench decision-training"
@@ -68,6 +70,16 @@ class DecisionModel:
         return {"features": list(self.features), "mean": list(self.mean), "scale": list(self.scale),
                 "coef": list(self.coef), "intercept": self.intercept,
                 "calibration_z": list(self.calibration_z), "calibration_p": list(self.calibration_p)}
+
+
+def choose(candidates: Sequence[Candidate], model: DecisionModel) -> Candidate:
+    """Set every candidate's probability and return the one to give: the model's best, or a rule's answer, which
+    is given whenever its rule decided (see features.RULES)."""
+    scores = [model.score(candidate.features) for candidate in candidates]
+    for candidate, z in zip(candidates, scores, strict=True):
+        candidate.probability = model.calibrated(z)
+    ruled = next((c for c in candidates if c.reading in RULES), None)
+    return ruled or candidates[max(range(len(candidates)), key=lambda i: scores[i])]
 
 
 @lru_cache(maxsize=4)

@@ -33,6 +33,16 @@ def reader_passage(passage: dict[str, Any]) -> Passage:
     return Passage(passage["text"], passage.get("title") or "", float(passage.get("score") or 0.0))
 
 
+def gather(reader: Reader, question: str, context: Sequence[dict[str, Any]], hops: Sequence[dict[str, Any]],
+           language: str) -> list[Candidate]:
+    """Every reading's candidates: one pass and along the plan's hops, and for a span question (no rule answered
+    it) passage by passage."""
+    candidates = [*one_pass(reader, question, context, language), *along_hops(reader, hops, language)]
+    if candidates and candidates[0].reading == "one_pass":
+        candidates += per_passage(reader, question, context, language)
+    return candidates
+
+
 def one_pass(reader: Reader, question: str, context: Sequence[dict[str, Any]], language: str) -> list[Candidate]:
     """The reader's best spans for the whole question, best first (a rule's answer alone)."""
     ranked = reader.read_ranked(question, [reader_passage(p) for p in context], language, ONE_PASS_TOP)

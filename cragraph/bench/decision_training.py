@@ -316,6 +316,9 @@ Reliability plot: docs/decision_reliability.png.
 
 ## Truth at answer_threshold 0.5 against the replaced gates (out of fold, same questions)
 
+The model's own choice: the answer node gives a rule's answer (yes / no, "A or B") whenever its rule decided
+(cragraph.answering.features.RULES), which these figures do not.
+
 The replaced gates: the one-pass reading's answer given when its margin >= 7.5, its passage's grade >= -0.5 and
 the best evidence >= -0.2 (answer_min_margin / answer_min_grade / answer_min_score at their last defaults).
 All: {report['truth']:+.3f} against {report['truth_old_gates']:+.3f}, paired difference

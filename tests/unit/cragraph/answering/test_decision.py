@@ -78,3 +78,18 @@ def test_features_tell_a_second_hop_page_from_the_first_and_weigh_what_each_spea
     assert first.features["rare_missing"] == 0.0
     assert first.features["graded"] == 1.0 and first.features["grade"] == 0.4 and second.features["graded"] == 0.0
     assert first.features["margin"] == 0.5 and set(first.features) == set(FEATURES)
+
+
+def test_the_best_candidate_is_chosen_unless_a_rule_answered(tmp_path):
+    from cragraph.answering.decision import choose
+
+    coef = [1.5 if name == "margin" else 0.0 for name in MODEL_FEATURES]
+    model = load_decision(weights(tmp_path / "w.json", coef=coef))
+    passage = {"id": "p", "title": "", "text": "x"}
+    wide, narrow = (_candidate(text, "one_pass", passage, "x", margin=m) for text, m in (("A", 9.0), ("B", 1.0)))
+    for candidate, margin in ((wide, 0.9), (narrow, 0.1)):
+        candidate.features = {"one_pass": 1.0, "margin": margin}
+    assert choose([narrow, wide], model) is wide and wide.probability > narrow.probability > 0
+    ruled = _candidate("yes", "yes_no", passage, "x")
+    ruled.features = {"yes_no": 1.0}
+    assert choose([wide, ruled], model) is ruled and 0 < ruled.probability < wide.probability
