@@ -24,6 +24,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from cragraph.answering import Candidate, load_decision
+from cragraph.answering.candidates import sentences_holding
 from cragraph.answering.decision import choose
 from cragraph.answering.features import RULES, featurize
 from cragraph.answering.readings import gather
@@ -51,7 +52,6 @@ from stores.tokenize import tokenize
 
 _MARKER = re.compile(r"\[(\d{1,3})\]")
 _SPACES = re.compile(r"\s+")
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
 
 
 def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -163,21 +163,13 @@ def _formatted(question: str, candidate: Candidate, context: list[dict[str, Any]
             ids.append(step["passage"].get("id"))
         numbers_of.append(ids.index(step["passage"].get("id")) + 1)
     numbers = renumber(numbers_of)
-    chain_sentences = [_sentence_of(step) for step in candidate.chain]
+    chain_sentences = [next(iter(sentences_holding(step["passage"].get("text") or "", step["answer"])), "")
+                       for step in candidate.chain]
     scores = evaluator().score(candidate.chain[-1]["question"], chain_sentences) if any(chain_sentences) else []
     evidence = [{"n": numbers[n], "sentence": sentence, "score": round(float(score), 4)}
                 for n, sentence, score in zip(numbers_of, chain_sentences, scores, strict=False) if sentence]
     text = f"{candidate.text} [{numbers[numbers_of[-1]]}]"
     return _answered(text, cited, numbers, evidence, language)
-
-
-def _sentence_of(step: dict[str, Any]) -> str:
-    """The sentence of a hop's passage holding its answer."""
-    text = step["passage"].get("text") or ""
-    for sentence in _SENTENCE.split(text):
-        if step["answer"] and step["answer"] in sentence:
-            return sentence.strip()
-    return ""
 
 
 def _chain_text(candidate: Candidate, answered: dict[str, Any]) -> list[dict[str, Any]]:

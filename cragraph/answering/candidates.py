@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,6 +11,14 @@ from cragraph.reader.types import ReaderAnswer
 # How a candidate was read: the whole question in one pass, a planned question along its hops, the whole
 # question over one passage alone, or by a rule of the reader's: yes / no, one of two named options by the span
 # scores, or by their compared values ("which is older": each one's year).
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
+
+
+def sentences_holding(text: str, answer: str) -> list[str]:
+    """The sentences of `text` in which `answer` stands (a hop's evidence)."""
+    return [s.strip() for s in _SENTENCE.split(text) if answer and answer in s]
+
+
 READINGS = ("one_pass", "hop_chain", "per_passage", "yes_no", "options", "compared")
 
 

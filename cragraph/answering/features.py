@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from cragraph.answering.candidates import READINGS, Candidate
+from cragraph.answering.candidates import READINGS, Candidate, sentences_holding
 from cragraph.reader.rerank import question_type, span_type
 from stores.tokenize import tokenize
 
@@ -29,7 +29,6 @@ FEATURES = (
     "verdict_incorrect", "multihop", "ru", "zh", "passages",
 )
 _SPACES = re.compile(r"\s+")
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
 
 
 def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str, Any],
@@ -102,7 +101,7 @@ def _said(candidate: Candidate) -> set[str]:
     parts = [candidate.read.sentence, candidate.passage.get("title") or ""]
     for step in candidate.chain[:-1]:
         parts.append(step["passage"].get("title") or "")
-        parts += [s for s in _SENTENCE.split(step["passage"].get("text") or "") if step["answer"] in s]
+        parts += sentences_holding(step["passage"].get("text") or "", step["answer"])
     return set(tokenize(" ".join(parts)))
 
 

@@ -96,15 +96,11 @@ def _chain_to(hop: dict[str, Any], query: str, by_id: dict[str, dict[str, Any]])
         for rank, found in enumerate(producer.get("answers", [])):
             if found["text"] and found["text"] in query:
                 passages = {p.get("id"): p for p in producer.get("passages", [])}
-                step = {"question": _filled_question(producer, found["text"]), "answer": found["text"],
+                asked = str((producer.get("queries") or [producer["question"]])[0])  # its first filling
+                step = {"question": asked, "answer": found["text"],
                         "passage": dict(passages.get(found.get("passage_id"), {})), "margin": found.get("margin"),
                         "share": found.get("share"), "rank": rank}
                 earlier = _chain_to(producer, step["question"], by_id) if producer.get("deps") else []
                 return [*earlier, step]
     return []
 
-
-def _filled_question(hop: dict[str, Any], answer: str) -> str:
-    """The query the hop's answer was read for (its first filling, or its own text)."""
-    queries = hop.get("queries") or [hop["question"]]
-    return str(queries[0])

@@ -8,8 +8,8 @@ other sets' pairs of the same script (English on XQuAD en and NQ).
 
 Then it renders docs/qa_results.md entirely (the metric explanations are the template text below; every table,
 the losses to peers, the machine, the command and the date come from the runs' report.json files; the "why"
-prose comes from the hand-written docs/qa_results_notes.md) and the README section between the markers
-`<!-- qa-results:start -->` and `<!-- qa-results:end -->`. `--render-only` does the rendering alone from
+prose comes from the hand-written docs/qa_results_notes.md) and the results section of docs/guide.md between
+the markers `<!-- qa-results:start -->` and `<!-- qa-results:end -->`. `--render-only` does the rendering alone from
 finished runs, loading no model. The command's options are parsed in cragraph/cli/qa.py into a SuiteConfig.
 """
 
@@ -64,7 +64,7 @@ class SuiteConfig:
     out: Path = Path("runs/qa")
     docs: Path = Path("docs/qa_results.md")
     notes: Path = Path("docs/qa_results_notes.md")
-    readme: Path = Path("README.md")
+    readme: Path = Path("docs/guide.md")
     embedder: str = "e5-small"
     k: int = 5
     index_root: Path | None = None

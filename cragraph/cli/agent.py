@@ -242,7 +242,7 @@ def _paused(result: dict[str, Any], thread: str | None) -> bool:
     value = interrupts[0].value
     where = value.get("review") if isinstance(value, dict) else None
     print(f"the run on thread {thread!r} is paused for human review{f' ({where})' if where else ''}; continue it "
-          "with Command(resume=...) in Python or on the server (README: Human review)", file=sys.stderr)
+          "with Command(resume=...) in Python or on the server (docs/guide.md: Human review)", file=sys.stderr)
     return True
 
 
@@ -283,7 +283,8 @@ def resume_thread(args: argparse.Namespace) -> int:
                              "ask a new question with `cragraph ask QUESTION --thread ID`")
         if snapshot.interrupts:
             raise ValueError(f"the run on thread {args.thread!r} is paused for human review, not interrupted: "
-                             "answer it with Command(resume=...) in Python or on the server (README: Human review)")
+                             "answer it with Command(resume=...) in Python or on the server "
+                             "(docs/guide.md: Human review)")
         stored = json.loads(snapshot.metadata.get(SETTINGS_KEY) or "{}")
         merged = argparse.Namespace(**vars(args))
         for name in _RECORDED:

@@ -68,7 +68,7 @@ def add_eval_qa_suite(targets: Any) -> argparse.ArgumentParser:
     """Add `qa-suite` to the `eval` subparsers."""
     parser = targets.add_parser(
         "qa-suite", help="the QA benchmark over hotpotqa, XQuAD en/ru/zh and NQ (resuming), SemMatch calibrated "
-                         "on a disjoint slice; generates docs/qa_results.md and the README results section")
+                         "on a disjoint slice; generates docs/qa_results.md and the results section of docs/guide.md")
     add_suite_arguments(parser)
     parser.set_defaults(run=run_eval_qa_suite)
     return parser
@@ -94,7 +94,7 @@ def add_suite_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--notes", type=Path, default=defaults.notes,
                         help="hand-written 'why we lose' text (default: %(default)s)")
     parser.add_argument("--readme", type=Path, default=defaults.readme,
-                        help="README whose marked section is replaced (default: %(default)s)")
+                        help="page whose marked results section is replaced (default: %(default)s)")
     parser.add_argument("--embedder", default=defaults.embedder)
     parser.add_argument("-k", type=int, default=defaults.k, help="passages plain RAG and the peers answer from")
     parser.add_argument("--index-root", type=Path, default=None,

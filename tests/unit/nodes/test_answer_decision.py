@@ -51,6 +51,7 @@ def test_a_planned_question_is_read_along_its_hops_and_the_chain_is_cited_and_tr
     assert chains and chains[0]["answer"] == "Skarnvik"
     assert [step["answer"] for step in chains[0]["chain"]] == ["Ingrid Solvang", "Skarnvik"]
     assert chains[0]["chain"][1]["question"] == "Where was Ingrid Solvang born?"
+    assert [step["passage_id"] for step in chains[0]["chain"]] == ["veltrane#0", "solvang#0"]  # each hop's page
     if record["decision"].startswith("hop_chain"):  # the chain was chosen: both pages cited, each hop's sentence
         assert result["answer"].startswith("Skarnvik")
         assert {c["id"] for c in result["citations"]} == {"veltrane#0", "solvang#0"}
