@@ -20,7 +20,7 @@ def refine(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     settings = settings_of(runtime)
     at_least = multihop_floor(state, settings.refine_min_passages)
     _, lower, _ = thresholds_for(settings, bundle_of(settings))
-    kept_passages, left_out = passages_to_refine(state.get("candidates", []), lower, at_least)
+    kept_passages, left_out = passages_to_refine(state.get("candidates", []), lower, at_least, state["question"])
     if not settings.refine:
         knowledge = [{**p, "strips": []} for p in kept_passages]
         return {

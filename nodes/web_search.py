@@ -42,7 +42,8 @@ def web_search(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     grades = evaluator.score(state["question"], [passage_text(p) for p in passages]) if passages else []
     graded = [{**p, "grade": float(g)} for p, g in zip(passages, grades, strict=True)]
     _, lower, _ = thresholds_for(settings, bundle_of(settings))
-    kept, left_out = passages_to_refine(graded, lower, multihop_floor(state, settings.refine_min_passages))
+    kept, left_out = passages_to_refine(graded, lower, multihop_floor(state, settings.refine_min_passages),
+                                         state["question"])
     knowledge, stats = refine_passages(
         state["question"], kept, evaluator, section(StripSettings, settings, "strip_"),
         reference=left_out,

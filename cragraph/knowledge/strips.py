@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from cragraph.reader.names import named_pages
 from cragraph.settings import setting
 from evaluators.base import RelevanceEvaluator
 from stores.text import language_of, sentence_spans
@@ -39,17 +40,20 @@ def multihop_floor(state: Mapping[str, Any], at_least: int) -> int:
     return at_least if shaped else 0
 
 
-def passages_to_refine(passages: list[dict[str, Any]], lower: float, at_least: int
+def passages_to_refine(passages: list[dict[str, Any]], lower: float, at_least: int, question: str
                        ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(kept, left out): the passages graded at least `lower`, topped up with the best-graded others to `at_least`,
-    and the rest, each in rank order.
+    and the pages of the entities `question` names, whatever their grade; then the rest, each in rank order.
 
     Why the top-up: the grader is sure of one passage per question far more often than a multi-hop answer lies in
-    one (the second hop of a bridge question scores low against the question itself).
+    one (the second hop of a bridge question scores low against the question itself). Why the named pages: each
+    entity of "Which is older, A or B?" or "Were A and B both born in W?" is graded against the whole question,
+    and the page of one of them alone answers only half of it.
     """
     grade = [p.get("grade", 1.0) for p in passages]
     best = sorted(range(len(passages)), key=lambda i: -grade[i])[:at_least]
-    keep = {i for i in range(len(passages)) if grade[i] >= lower} | set(best)
+    named = named_pages(question, [p.get("title") or "" for p in passages])
+    keep = {i for i in range(len(passages)) if grade[i] >= lower} | set(best) | set(named)
     return ([p for i, p in enumerate(passages) if i in keep], [p for i, p in enumerate(passages) if i not in keep])
 
 

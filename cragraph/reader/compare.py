@@ -15,20 +15,22 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from cragraph.reader.names import named_pages
 from cragraph.reader.types import Passage
 from stores.tokenize import tokenize
 
 # (pattern, kind, sign): sign +1 = the larger value wins, -1 = the smaller value wins
 _COMPARATIVES: tuple[tuple[re.Pattern[str], str, int], ...] = (
     (
-        re.compile(r"\b(?:older|oldest|earlier|earliest|first|sooner)\b|раньше|первы|старше|старее|更早|最早", re.I),
+        re.compile(r"\b(?:older|oldest|earlier|earliest|first|sooner|before|prior to)\b|раньше|первы|старше|старее|"
+                   r"\bдо\b|更早|最早|早于|之前|以前|年纪更大|年龄更大|更年长|年长", re.I),
         "time",
         -1,
     ),
     (
         re.compile(
-            r"\b(?:younger|youngest|later|latest|newer|newest|more recent|most recent)\b|позже|позднее|"
-            r"моложе|младше|новее|更晚|最晚",
+            r"\b(?:younger|youngest|later|latest|newer|newest|more recent|most recent|after)\b|позже|позднее|"
+            r"моложе|младше|новее|\bпосле\b|更晚|最晚|晚于|之后|以后",
             re.I,
         ),
         "time",
@@ -37,7 +39,8 @@ _COMPARATIVES: tuple[tuple[re.Pattern[str], str, int], ...] = (
     (
         re.compile(
             r"\b(?:longer|longest|taller|tallest|larger|largest|bigger|biggest|higher|highest|heavier|"
-            r"wider|deeper)\b|длиннее|выше|крупнее|更长|更高|更大",
+            r"wider|deeper|more than|over|exceeds?)\b|длиннее|выше|крупнее|больше|более|превыша|"
+            r"更长|更高|更大|超过|多于|高于|长于|大于",
             re.I,
         ),
         "size",
@@ -45,8 +48,8 @@ _COMPARATIVES: tuple[tuple[re.Pattern[str], str, int], ...] = (
     ),
     (
         re.compile(
-            r"\b(?:shorter|shortest|smaller|smallest|lower|lowest|lighter|narrower)\b|короче|ниже|"
-            r"更短|更低|更小",
+            r"\b(?:shorter|shortest|smaller|smallest|lower|lowest|lighter|narrower|less than|fewer than|under)\b|"
+            r"короче|ниже|меньше|менее|更短|更低|更小|少于|低于|短于|小于|不到",
             re.I,
         ),
         "size",
@@ -79,7 +82,7 @@ _MULTIPLIERS = {
     "万": 1e4,
     "亿": 1e8,
 }
-_SENTENCE = re.compile(r"(?<=[.!?。！？；;])\s*")
+_SENTENCE = re.compile(r"(?<=[.!?。！？；;])\s*|\n+")  # a list item ("- Length: 640 metres") is a sentence
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,11 @@ def comparison_kind(question: str) -> tuple[str, int] | None:
     return None
 
 
+def comparatives(question: str) -> list[re.Match[str]]:
+    """Where the question's comparative words stand."""
+    return [m for pattern, _, _ in _COMPARATIVES for m in pattern.finditer(question)]
+
+
 def compare_options(question: str, options: tuple[str, ...], passages: list[Passage]) -> Compared | None:
     """The option the compared values favour, or None when the question is not comparative, an option's
     passage or value is missing, or the values tie."""
@@ -106,16 +114,13 @@ def compare_options(question: str, options: tuple[str, ...], passages: list[Pass
     if found is None or len(options) != 2:
         return None
     kind, sign = found
-    attribute = set(tokenize(question)) - set(tokenize(" ".join(options)))
-    for pattern, words in _ATTRIBUTE_WORDS:
-        if pattern.search(question):
-            attribute |= set(tokenize(words))
+    attribute = attribute_terms(question, " ".join(options))
     read: list[tuple[float, int]] = []
     for option in options:
         index = _passage_of(option, passages)
         if index is None:
             return None
-        value = _attribute_value(passages[index], kind, attribute)
+        value = attribute_value(passages[index], kind, attribute)
         if value is None:
             return None
         read.append((value, index))
@@ -134,6 +139,9 @@ def _passage_of(option: str, passages: list[Passage]) -> int | None:
     for i, passage in enumerate(passages):
         if passage.title and (key in _bare(passage.title) or _bare(passage.title) in key):
             return i
+    named = named_pages(option, [passage.title for passage in passages])
+    if named:  # "Мирон Калугин" names "Калугин, Мирон Сергеевич"
+        return named[0]
     for i, passage in enumerate(passages):
         if key and key in passage.text.lower():
             return i
@@ -144,15 +152,36 @@ def _bare(name: str) -> str:
     return re.sub(r"^(?:the|a|an)\s+", "", name.strip().lower())
 
 
-def _attribute_value(passage: Passage, kind: str, attribute: set[str]) -> float | None:
+def attribute_terms(question: str, names: str) -> set[str]:
+    """The terms of the compared attribute: the question's without the compared names, and the words passages
+    state the attribute with ("longer" -> long, length)."""
+    attribute = set(tokenize(question)) - set(tokenize(names))
+    for pattern, words in _ATTRIBUTE_WORDS:
+        if pattern.search(question):
+            attribute |= set(tokenize(words))
+    return attribute
+
+
+def question_value(question: str, name: str, kind: str) -> float | None:
+    """The value the question itself gives to compare with ("more than 200 metres", "до 1990 года"), the
+    compared name left out (a number in a name is not the value)."""
+    return _value(question.replace(name, " "), kind)
+
+
+def attribute_value(passage: Passage, kind: str, attribute: set[str]) -> float | None:
     """The value of the passage's sentence that best matches the attribute's terms and holds one."""
-    sentences = [s for s in _SENTENCE.split(passage.text) if s.strip()]
-    ranked = sorted(range(len(sentences)), key=lambda i: (-len(attribute & set(tokenize(sentences[i]))), i))
+    said = sentences(passage.text)
+    ranked = sorted(range(len(said)), key=lambda i: (-len(attribute & set(tokenize(said[i]))), i))
     for i in ranked:
-        value = _value(sentences[i], kind)
+        value = _value(said[i], kind)
         if value is not None:
             return value
     return None
+
+
+def sentences(text: str) -> list[str]:
+    """The text's sentences, a list item one of its own."""
+    return [s for s in _SENTENCE.split(text) if s.strip()]
 
 
 def _value(opening: str, kind: str) -> float | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from cragraph.reader.claims import compared_claim, paired_claim
 from cragraph.reader.compare import Compared
 from cragraph.reader.inputs import Scored
 from cragraph.reader.questions import _capitalized_run
@@ -73,29 +74,52 @@ def _passage_of(entity: str, passages: list[Passage]) -> Passage | None:
 def answer_yesno(
     question: str, passages: list[Passage], scored: Scored, candidates: list[ReaderAnswer], language: str
 ) -> ReaderAnswer | None:
-    """"Are A and B both X?": X's words in the opening of each one's passage. Any other yes / no question is
-    read as the claim it makes: the span the reader points at for it (what the passages say in the claim's
-    place, "born in Hammerfest" for "Was she born in Tromsø?") either is a value the question names (yes) or
-    is not (no). Nothing to decide from (no span beside the question's subject): None, no default answer."""
+    """A comparison ("Is A longer than B?") by the values of the pages (cragraph.reader.claims); "Are A and B both
+    X?" by X's words in the opening of each one's passage, else by what the reader points at in each page; any
+    other yes / no question is read as the claim it makes: the span the reader points at for it (what the
+    passages say in the claim's place, "born in Hammerfest" for "Was she born in Tromsø?") either is a value the
+    question names (yes) or is not (no). Nothing to decide from (no span beside the question's subject): None,
+    no default answer."""
     yes, no = YES_NO.get(language, YES_NO["en"])
-    entities = _entities(question) if language == "en" else []
-    if entities and not _SAME.search(question):
-        attribute = set(tokenize(question))
-        for entity in entities:
-            attribute -= set(tokenize(entity))
-        found = [_passage_of(e, passages) for e in entities]
-        if attribute and all(found):
-            covered = [attribute <= set(tokenize(p.title + " " + p.text[:OPENING_CHARS])) for p in found]
-            decided = "yes" if all(covered) else "no"
-            sentence = candidates[0].sentence if candidates else ""
-            return ReaderAnswer(yes if decided == "yes" else no, decided, passages.index(found[0]), sentence, -1, -1,
-                                0.0)
+
+    def answered(holds: bool, page: int, sentence: str) -> ReaderAnswer:
+        return ReaderAnswer(yes if holds else no, "yes" if holds else "no", page, sentence, -1, -1, 0.0)
+
+    def sentence_of(page: int) -> str:
+        return next((c.sentence for c in candidates if c.passage == page), "")
+
+    compared = compared_claim(question, passages)
+    if compared is not None:
+        return answered(compared[0], compared[1], sentence_of(compared[1]))
+    typed = _both_of_a_kind(question, passages, language)
+    if typed is not None and typed[0]:
+        return answered(True, typed[1], sentence_of(typed[1]))
+    paired = paired_claim(question, passages, candidates)
+    if paired is not None:
+        return answered(paired[0], paired[1], sentence_of(paired[1]))
+    if typed is not None:
+        return answered(False, typed[1], sentence_of(typed[1]))
     claim = _claim_span(question, passages, candidates)
     if claim is None:
         return None
     decided = "yes" if set(tokenize(claim.text)) <= set(tokenize(question)) else "no"
     return ReaderAnswer(yes if decided == "yes" else no, decided, claim.passage, claim.sentence, -1, -1,
                         claim.score, span_score=claim.span_score, sentence_score=claim.sentence_score)
+
+
+def _both_of_a_kind(question: str, passages: list[Passage], language: str) -> tuple[bool, int] | None:
+    """"Are A and B both board games?": whether the kind's words stand in the opening of each one's passage."""
+    entities = _entities(question) if language == "en" else []
+    if not entities or _SAME.search(question):
+        return None
+    attribute = set(tokenize(question))
+    for entity in entities:
+        attribute -= set(tokenize(entity))
+    found = [p for p in (_passage_of(e, passages) for e in entities) if p is not None]
+    if not attribute or len(found) < len(entities):
+        return None
+    covered = [attribute <= set(tokenize(p.title + " " + p.text[:OPENING_CHARS])) for p in found]
+    return all(covered), passages.index(found[0])
 
 
 def _claim_span(question: str, passages: list[Passage], candidates: list[ReaderAnswer]) -> ReaderAnswer | None:
