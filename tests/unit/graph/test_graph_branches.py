@@ -158,7 +158,7 @@ def test_route_choice_follows_the_setting_and_the_question_shape():
 
     bm25 = BM25Index()
     bm25.add([0, 1], ["a rock band", "the capital of France"])
-    bridge = analyse("Which Canadian rock band released a song called Counterparts and had a drummer who wrote "
+    bridge = analyse("Which Brenholt rock band released an album called Salt Roads and had a drummer who wrote "
                      "lyrics?", bm25)
     plain = analyse("What is the capital of France?", bm25)
     assert choose_route(bridge, "auto") == "multihop"

@@ -225,38 +225,38 @@ def test_llm_answer_obeying_an_instruction_inside_a_document_is_not_supported(mo
     assert "PWNED" not in result["answer"] and "not supported" in result["trace"][0]["note"]
 
 
-BRONCOS = "野马队在分区轮以 23–16 击败了匹兹堡钢人队，在比赛的最后三分钟拿下 11 分。"
+MATCH = "灰狼队在半决赛中以 3–1 击败了北岭钢铁队，在比赛的最后十分钟打进了两个球。"
 
 
 def _chinese_state(question: str, text: str) -> dict:
-    passage = {"id": "sb#0", "title": "Super_Bowl_50", "text": text, "strips": [{"text": text, "score": 0.8}]}
+    passage = {"id": "greywolves#0", "title": "灰狼足球俱乐部", "text": text, "strips": [{"text": text, "score": 0.8}]}
     return {"question": question, "language": "zh", "selected": [passage]}
 
 
 def test_a_question_in_traditional_characters_is_answered_as_in_simplified_and_in_its_own_script():
-    simple = run(_chinese_state("谁在分区轮输给了野马队？", BRONCOS))
-    written = run(_chinese_state("誰在分區輪輸給了野馬隊？", traditional(BRONCOS)))
-    assert simple["answer"] == "匹兹堡钢人队 [1]"
-    assert written["answer"] == "匹茲堡鋼人隊 [1]"  # cut from the passage as written
-    assert written["evidence"][0]["sentence"] == traditional(BRONCOS)
+    simple = run(_chinese_state("谁在半决赛中输给了灰狼队？", MATCH))
+    written = run(_chinese_state("誰在半決賽中輸給了灰狼隊？", traditional(MATCH)))
+    assert simple["answer"] == "北岭钢铁队 [1]"
+    assert written["answer"] == "北嶺鋼鐵隊 [1]"  # cut from the passage as written
+    assert written["evidence"][0]["sentence"] == traditional(MATCH)
     # one passage: the one-pass and the passage-alone readings read the same text, either may be chosen
     assert written["trace"][0]["decision"].endswith("answer (span)") and simple["trace"][0]["decision"].endswith(
         "answer (span)")
     assert written["margin"] == simple["margin"]  # the reader read the same (folded) text
-    asked = run(_chinese_state("野馬隊擊敗了匹茲堡鋼人隊嗎？", traditional(BRONCOS)))
+    asked = run(_chinese_state("灰狼隊擊敗了北嶺鋼鐵隊嗎？", traditional(MATCH)))
     assert asked["trace"][0]["decision"] in {"yes_no answer (yes)", "yes_no answer (no)"}
 
 
 def test_an_abstention_follows_the_script_of_the_question():
-    written = run({**_chinese_state("誰在分區輪輸給了野馬隊？", ""), "selected": []})
+    written = run({**_chinese_state("誰在半決賽中輸給了灰狼隊？", ""), "selected": []})
     assert written["abstained"] and written["answer"] == "現有資料中沒有足夠的信息來回答這個問題。"
-    simple = run({**_chinese_state("谁在分区轮输给了野马队？", ""), "selected": []})
+    simple = run({**_chinese_state("谁在半决赛中输给了灰狼队？", ""), "selected": []})
     assert simple["answer"] == "现有资料中没有足够的信息来回答这个问题。"
 
 
 def test_the_llm_is_asked_to_answer_a_traditional_question_in_traditional_characters(monkeypatch):
-    reply = '{"answerable": true, "answer": "匹茲堡鋼人隊 [1]", "citations": [1], "evidence": []}'
+    reply = '{"answerable": true, "answer": "北嶺鋼鐵隊 [1]", "citations": [1], "evidence": []}'
     model = scripted(monkeypatch, reply)
-    result = run(_chinese_state("誰在分區輪輸給了野馬隊？", traditional(BRONCOS)), llm_answer=True)
-    assert result["answer"] == "匹茲堡鋼人隊 [1]" and result["trace"][0]["decision"] == "LLM answer"
+    result = run(_chinese_state("誰在半決賽中輸給了灰狼隊？", traditional(MATCH)), llm_answer=True)
+    assert result["answer"] == "北嶺鋼鐵隊 [1]" and result["trace"][0]["decision"] == "LLM answer"
     assert "Answer in Chinese in traditional characters" in model.prompts[0]

@@ -169,20 +169,20 @@ def test_russian_query_finds_inflected_forms():
 
 def test_chinese_and_mixed_corpus():
     index = BM25Index()
-    index.add([1, 2, 3], ["黑豹队的防守丢了308分。", "超级碗50在加州举行。",
-                          "The Panthers defense allowed 308 points."])
-    assert index.search("黑豹队防守", k=3)[0].tolist() == [1]
-    assert index.search("超级碗在哪里举行？", k=3)[0].tolist()[0] == 2
-    assert index.search("Panthers' defenses", k=3)[0].tolist() == [3]
+    index.add([1, 2, 3], ["灰狼队的防守丢了18个球。", "海港杯50在布伦霍尔特举行。",
+                          "The Lancers defense allowed 18 goals."])
+    assert index.search("灰狼队防守", k=3)[0].tolist() == [1]
+    assert index.search("海港杯在哪里举行？", k=3)[0].tolist()[0] == 2
+    assert index.search("Lancers' defenses", k=3)[0].tolist() == [3]
 
 
 @pytest.mark.parametrize("written", ["simplified", "traditional"])
 def test_a_chinese_question_finds_passages_written_in_the_other_script(written):
     from stores.chinese_script import traditional
 
-    # the distractor shares the bigrams both scripts write alike (在分, 了野); the answer, the others
-    passages = ["野马队在分区轮击败了匹兹堡钢人队。", "他们在分析了野生动物以后在分组。", "长江是亚洲最长的河流。"]
-    question = "谁在分区轮输给了野马队？"
+    # the distractor shares the bigrams both scripts write alike (在半, 了白); the answer, the others
+    passages = ["白鸽队在半决赛中击败了北岭钢铁队。", "他们在半山上看了白云以后在半路休息。", "长江是亚洲最长的河流。"]
+    question = "谁在半决赛中输给了白鸽队？"
     if written == "traditional":
         passages = [traditional(p) for p in passages]
     else:

@@ -8,20 +8,20 @@ from stores.chinese_script import is_traditional, script_language, simplified, t
 
 
 def test_traditional_text_folds_to_simplified_with_the_same_length():
-    question = "誰在分區輪輸給了野馬隊？"
-    assert simplified(question) == "谁在分区轮输给了野马队？"
+    question = "誰在半決賽中輸給了白鴿隊？"
+    assert simplified(question) == "谁在半决赛中输给了白鸽队？"
     assert len(simplified(question)) == len(question)
-    assert simplified("谁在分区轮输给了野马队？") == "谁在分区轮输给了野马队？"  # simplified stays as it is
+    assert simplified("谁在半决赛中输给了白鸽队？") == "谁在半决赛中输给了白鸽队？"  # simplified stays as it is
     assert simplified("Who lost? Кто проиграл?") == "Who lost? Кто проиграл?"
 
 
 def test_the_script_of_a_question_is_told_and_a_message_can_follow_it():
-    assert is_traditional("這些移居者於何時被歸化為英國殖民者?")
-    assert not is_traditional("这些移居者于何时被归化为英国殖民者?")
-    assert not is_traditional("When were they naturalized?")
+    assert is_traditional("這家工廠於何時被賣給了鋼鐵公司?")
+    assert not is_traditional("这家工厂于何时被卖给了钢铁公司?")
+    assert not is_traditional("When was the factory sold?")
     assert traditional("现有资料中没有足够的信息") == "現有資料中沒有足夠的信息"
-    assert script_language("zh", "這些移居者是誰?") == "zh-Hant"
-    assert script_language("zh", "这些移居者是谁?") == script_language("zh", "") == "zh"
+    assert script_language("zh", "這家工廠的廠長是誰?") == "zh-Hant"
+    assert script_language("zh", "这家工厂的厂长是谁?") == script_language("zh", "") == "zh"
     assert script_language("en", "Who?") == "en"
     assert abstention("zh-Hant") == traditional(abstention("zh"))  # the written message is the converted one
 

@@ -263,9 +263,9 @@ def test_ask_and_serve_options_name_the_milvus_index_for_the_graph(tmp_path):
 def test_a_chinese_query_searches_the_terms_field_in_both_scripts():
     from stores.milvus.schema import bm25_terms, query_bm25_terms
 
-    assert query_bm25_terms("野馬隊", "cragraph").split() == ["野馬", "馬隊", "野马", "马队"]
-    assert bm25_terms("野馬隊", "cragraph").split() == ["野馬", "馬隊"]  # passages keep their own script
-    assert query_bm25_terms("野馬隊", "milvus") == "野馬隊"  # Milvus' analyzer reads the raw text
+    assert query_bm25_terms("鋼鐵隊", "cragraph").split() == ["鋼鐵", "鐵隊", "钢铁", "铁队"]
+    assert bm25_terms("鋼鐵隊", "cragraph").split() == ["鋼鐵", "鐵隊"]  # passages keep their own script
+    assert query_bm25_terms("鋼鐵隊", "milvus") == "鋼鐵隊"  # Milvus' analyzer reads the raw text
 
     class Recording:
         """Stands in for the collection only to see what the search sends."""
@@ -279,5 +279,5 @@ def test_a_chinese_query_searches_the_terms_field_in_both_scripts():
     from stores.milvus.views import MilvusBM25
 
     collection = Recording()
-    MilvusBM25(collection, "cragraph", 1.2, 0.75).search("野馬隊", 3)
-    assert collection.sent == ["野馬 馬隊 野马 马队"]
+    MilvusBM25(collection, "cragraph", 1.2, 0.75).search("鋼鐵隊", 3)
+    assert collection.sent == ["鋼鐵 鐵隊 钢铁 铁队"]

@@ -17,8 +17,8 @@ from stores.text import detect_language, normalize_language, sentence_spans, spl
         ("Мост через реку был построен весной 1890 года после шести лет работы.", "ru"),
         ("这座横跨河流的大桥于1890年春天建成，施工历时六年。", "zh"),
         ("钱学森在哪里出生？", "zh"),
-        ("谁嬴得了 2000 年 Ekstraklasa 锦标赛？", "zh"),  # more Latin letters than Han: py3langid decides
-        ("誰嬴得了 2000 年 Ekstraklasa 錦標賽？", "zh"),  # the same in traditional characters
+        ("谁赢得了 2019 年 Halvmere Open 网球锦标赛？", "zh"),  # more Latin letters than Han: py3langid decides
+        ("誰贏得了 2019 年 Halvmere Open 網球錦標賽？", "zh"),  # the same in traditional characters
         ("Кто основал институт физических проблем?", "ru"),
         ("Who founded the institute?", "en"),
         ("東京は日本の首都です。", "ja"),

@@ -10,9 +10,9 @@ def test_russian_inflections_share_one_term():
 
 
 def test_russian_question_matches_inflected_passage_words():
-    question = set(tokenize("Сколько очков уступила защита?"))
-    passage = set(tokenize("Защиту Пэнтерс обвиняли: она уступила всего 308 очков."))
-    assert {tokenize("защита")[0], tokenize("очков")[0], tokenize("уступила")[0]} <= question & passage
+    question = set(tokenize("Сколько голов пропустила защита?"))
+    passage = set(tokenize("Защиту «Серых волков» хвалили: за сезон она пропустила всего 18 голов."))
+    assert {tokenize("защита")[0], tokenize("голов")[0], tokenize("пропустила")[0]} <= question & passage
 
 
 def test_english_is_stemmed_and_stopwords_dropped():
@@ -26,14 +26,14 @@ def test_russian_stopwords_dropped_and_yo_folded():
 
 
 def test_digits_kept_and_underscores_split():
-    assert tokenize("Super_Bowl_50 in 2016") == ["super", "bowl", "50", "2016"]
+    assert tokenize("Harbour_Cup_50 in 2016") == ["harbour", "cup", "50", "2016"]
 
 
 def test_chinese_becomes_character_bigrams():
-    assert tokenize("黑豹队") == ["黑豹", "豹队"]
-    assert tokenize("豹") == ["豹"]
+    assert tokenize("灰狼队") == ["灰狼", "狼队"]
+    assert tokenize("狼") == ["狼"]
     # Punctuation separates runs: no bigram crosses it.
-    assert "队防" not in tokenize("黑豹队，防守")
+    assert "队防" not in tokenize("灰狼队，防守")
 
 
 def test_mixed_text_routes_each_token_by_script():
@@ -52,7 +52,7 @@ def test_empty_and_punctuation_only():
 
 
 def test_a_chinese_query_searches_with_both_scripts_and_other_queries_as_they_are():
-    assert query_terms("野馬隊") == ["野馬", "馬隊", "野马", "马队"]
-    assert query_terms("野马队") == ["野马", "马队", "野馬", "馬隊"]
-    assert query_terms("在分") == ["在分"]  # written alike in both scripts: nothing added
+    assert query_terms("鋼鐵隊") == ["鋼鐵", "鐵隊", "钢铁", "铁队"]
+    assert query_terms("钢铁队") == ["钢铁", "铁队", "鋼鐵", "鐵隊"]
+    assert query_terms("在半") == ["在半"]  # written alike in both scripts: nothing added
     assert query_terms("Running бегущих 42") == tokenize("Running бегущих 42")

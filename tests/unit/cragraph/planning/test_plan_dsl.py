@@ -7,14 +7,14 @@ import pytest
 from cragraph.planning.dsl import DSLError, Plan, PlanStep, parse_dsl, to_dsl, translate
 from cragraph.planning.plan import Decomposition, SubQuestion, compile_decomposition
 
-QUESTION = 'Who founded the label that released "Thriller" (1982)?'
+QUESTION = 'Who founded the label that released "Harbour Lights" (1994)?'
 
 
 def compiled(merge: str = "union", bridge: bool = True):
     plan = Decomposition(
         merge=merge,
         sub_questions=[
-            SubQuestion(id="q1", text="Which label released Thriller?", slot="label"),
+            SubQuestion(id="q1", text="Which label released Harbour Lights?", slot="label"),
             SubQuestion(id="q2", text="Who founded {label}?", deps=["q1"]),
         ],
     )

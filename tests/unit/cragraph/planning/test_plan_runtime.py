@@ -20,14 +20,14 @@ from stores.types import Chunk, Hit
 from tests.fixtures.graph import KeywordEvaluator
 
 CORPUS = {
-    "thriller": (
-        "Thriller (album)",
-        "Thriller is a 1982 album by Michael Jackson, released by Epic Records.",
+    "harbour": (
+        "Harbour Lights (album)",
+        "Harbour Lights is a 1994 album by Hedda Marsk, released by Copperfield Records.",
     ),
-    "epic": ("Epic Records", "Epic Records is a record label founded in 1953 by Columbia Records."),
-    "columbia": ("Columbia Records", "Columbia Records is an American record label owned by Sony Music."),
-    "bad": ("Bad (album)", "Bad is a 1987 album by Michael Jackson."),
-    "motown": ("Motown", "Motown is a record label founded by Berry Gordy in Detroit."),
+    "copperfield": ("Copperfield Records", "Copperfield Records is a record label founded in 1971 by Harrow Records."),
+    "harrow": ("Harrow Records", "Harrow Records is a Vestral record label owned by Halvmere Media."),
+    "salt": ("Salt Roads (album)", "Salt Roads is a 1998 album by Hedda Marsk."),
+    "lantern": ("Lantern", "Lantern is a record label founded by Tobias Frenn in Skarnvik."),
 }
 CHUNKS = [Chunk(id=key, doc_id=key, title=title, text=text) for key, (title, text) in CORPUS.items()]
 
@@ -46,10 +46,10 @@ class OverlapSearch:
         return [Hit(chunk=c, score=float(s), sources=["bm25:0"]) for s, c in scored[:k]]
 
 
-def two_hop_plan(question: str = "Who founded the label that released Thriller?") -> Plan:
+def two_hop_plan(question: str = "Who founded the label that released Harbour Lights?") -> Plan:
     dag = Decomposition(
         sub_questions=[
-            SubQuestion(id="q1", text="Which record label released the album Thriller?", slot="label"),
+            SubQuestion(id="q1", text="Which record label released the album Harbour Lights?", slot="label"),
             SubQuestion(id="q2", text="In which year was {label} founded?", deps=["q1"]),
         ]
     )
@@ -62,25 +62,25 @@ def test_two_hop_plan_retrieves_with_the_extracted_value():
 
     def extract(question, hits):
         asked.append((question, [h.chunk.id for h in hits]))
-        return "Epic Records", None
+        return "Copperfield Records", None
 
     run = PlanRuntime(search, extract_answer=extract, language="xx").run(two_hop_plan())
     assert run.failed == []
-    assert asked[0][0] == "Which record label released the album Thriller?"
-    assert asked[0][1][0] == "thriller"
-    assert ("In which year was Epic Records founded?", 8) in search.queries
-    assert run.values["q2"].hits[0].chunk.id == "epic"
+    assert asked[0][0] == "Which record label released the album Harbour Lights?"
+    assert asked[0][1][0] == "harbour"
+    assert ("In which year was Copperfield Records founded?", 8) in search.queries
+    assert run.values["q2"].hits[0].chunk.id == "copperfield"
     ids = [h.chunk.id for h in run.evidence]
-    assert {"thriller", "epic"} <= set(ids)
-    assert "q2" in run.evidence[ids.index("epic")].sources
+    assert {"harbour", "copperfield"} <= set(ids)
+    assert "q2" in run.evidence[ids.index("copperfield")].sources
 
 
 def test_without_an_llm_the_extractive_fallback_fills_the_slot():
     run = PlanRuntime(OverlapSearch(), language="xx").run(two_hop_plan())
     record = next(r for r in run.records if r["step"] == "q1_ans")
     assert record["note"].startswith("extractive")
-    assert "Epic Records" in run.values["q1_ans"].strings
-    assert any("Epic Records" in q for q in run.values["q2_query"].strings)
+    assert "Copperfield Records" in run.values["q1_ans"].strings
+    assert any("Copperfield Records" in q for q in run.values["q2_query"].strings)
 
 
 def test_llm_failure_falls_back_to_extraction_and_is_noted():
@@ -94,12 +94,12 @@ def test_llm_failure_falls_back_to_extraction_and_is_noted():
 def test_retrieval_is_cached_by_query():
     search = OverlapSearch()
     plan = parse_dsl(
-        'a = RETRIEVE(query="Epic Records", top_k=3)\nb = RETRIEVE(query="Epic Records", top_k=3)\n'
+        'a = RETRIEVE(query="Copperfield Records", top_k=3)\nb = RETRIEVE(query="Copperfield Records", top_k=3)\n'
         "u = UNION_HITS(@a, @b)\nRETURN u\n"
     )
     runtime = PlanRuntime(search)
     runtime.run(plan)
-    assert search.queries == [("Epic Records", 3)]
+    assert search.queries == [("Copperfield Records", 3)]
     assert runtime.searches == 1
 
 
@@ -123,7 +123,7 @@ def test_a_step_with_a_missing_input_fails_cleanly_and_later_steps_see_it_missin
         'x = EXTRACT_ANSWER(@a, question="zzz", slot="v")\n'
         'c = COMPOSE_QUERY(@x, template="about {v}")\n'
         "b = RETRIEVE(@c, top_k=3)\n"
-        'k = RETRIEVE(query="Motown label", top_k=2)\n'
+        'k = RETRIEVE(query="Lantern label", top_k=2)\n'
         "u = UNION_HITS(@b, @k)\nRETURN u\n"
     )
     run = PlanRuntime(OverlapSearch(), language="xx").run(plan)
@@ -131,19 +131,19 @@ def test_a_step_with_a_missing_input_fails_cleanly_and_later_steps_see_it_missin
     notes = {r["step"]: r.get("note", "") for r in run.records}
     assert "input a is empty" in notes["x"] and "input x is missing" in notes["c"]
     assert "skipped missing ['b']" in notes["u"]
-    assert run.evidence[0].chunk.id == "motown"
+    assert run.evidence[0].chunk.id == "lantern"
 
 
 def test_union_keeps_everything_and_intersect_only_what_every_input_found():
     text = (
-        'a = RETRIEVE(query="Michael Jackson album", top_k=5)\n'
-        'b = RETRIEVE(query="Epic Records label", top_k=5)\n'
+        'a = RETRIEVE(query="Hedda Marsk album", top_k=5)\n'
+        'b = RETRIEVE(query="Copperfield Records label", top_k=5)\n'
         "m = {op}(@a, @b)\nRETURN m\n"
     )
     union = PlanRuntime(OverlapSearch()).run(parse_dsl(text.format(op="UNION_HITS"))).evidence
     intersect = PlanRuntime(OverlapSearch()).run(parse_dsl(text.format(op="INTERSECT_HITS"))).evidence
-    assert {h.chunk.id for h in union} == {"thriller", "bad", "epic", "columbia", "motown"}
-    assert {h.chunk.id for h in intersect} == {"thriller"}
+    assert {h.chunk.id for h in union} == {"harbour", "salt", "copperfield", "harrow", "lantern"}
+    assert {h.chunk.id for h in intersect} == {"harbour"}
 
 
 def test_filter_ce_drops_passages_below_the_threshold():
@@ -153,7 +153,7 @@ def test_filter_ce_drops_passages_below_the_threshold():
     )
     run = PlanRuntime(OverlapSearch(), evaluator=KeywordEvaluator()).run(plan)
     assert {h.chunk.id for h in run.values["a"].hits} > {h.chunk.id for h in run.evidence}
-    assert {h.chunk.id for h in run.evidence} == {"epic", "motown"}
+    assert {h.chunk.id for h in run.evidence} == {"copperfield", "lantern"}
 
 
 def test_synthesize_caps_evidence_and_answers_from_it():
@@ -164,7 +164,7 @@ def test_synthesize_caps_evidence_and_answers_from_it():
                 id="s",
                 op="SYNTHESIZE",
                 inputs=["a"],
-                args={"question": "Who founded Motown?", "max_evidence": 2},
+                args={"question": "Who founded Lantern?", "max_evidence": 2},
             ),
         ],
         output="s",
@@ -176,8 +176,8 @@ def test_synthesize_caps_evidence_and_answers_from_it():
 
 
 def _expand_plan() -> Plan:
-    return parse_dsl('q = RETRIEVE(query="Thriller album Epic Records", top_k=3)\n'
-                     'x = GRAPH_EXPAND(@q, question="Who founded the label of Thriller?", top_k=2)\nRETURN x')
+    return parse_dsl('q = RETRIEVE(query="Harbour Lights album Copperfield Records", top_k=3)\n'
+                     'x = GRAPH_EXPAND(@q, question="Who founded the label of Harbour Lights?", top_k=2)\nRETURN x')
 
 
 def test_graph_expand_re_ranks_evidence_through_the_given_walk():
@@ -188,22 +188,22 @@ def test_graph_expand_re_ranks_evidence_through_the_given_walk():
         return list(reversed(hits))[:k], "walked"
 
     run = PlanRuntime(OverlapSearch(), graph_expand=walk).run(_expand_plan())
-    assert calls == [("Who founded the label of Thriller?", ["thriller", "epic", "columbia"], 2)]
-    assert [h.chunk.id for h in run.evidence] == ["columbia", "epic"]
+    assert calls == [("Who founded the label of Harbour Lights?", ["harbour", "copperfield", "harrow"], 2)]
+    assert [h.chunk.id for h in run.evidence] == ["harrow", "copperfield"]
     assert run.records[-1]["note"] == "walked"
 
 
 def test_graph_expand_without_a_walk_passes_the_evidence_through():
     run = PlanRuntime(OverlapSearch()).run(_expand_plan())
-    assert [h.chunk.id for h in run.evidence] == ["thriller", "epic"]
+    assert [h.chunk.id for h in run.evidence] == ["harbour", "copperfield"]
     assert "passed through" in run.records[-1]["note"]
 
 
 def test_compiled_plans_expand_their_evidence_unless_switched_off():
-    decomposition = Decomposition(sub_questions=[SubQuestion(id="q1", text="Which label released Thriller?")])
-    on = translate(compile_decomposition("Who founded the label of Thriller?", decomposition))
+    decomposition = Decomposition(sub_questions=[SubQuestion(id="q1", text="Which label released Harbour Lights?")])
+    on = translate(compile_decomposition("Who founded the label of Harbour Lights?", decomposition))
     assert [s.op for s in on.steps][-2:] == ["GRAPH_EXPAND", "SYNTHESIZE"]
     assert on.steps[-1].inputs == ["expanded"]
-    off = translate(compile_decomposition("Who founded the label of Thriller?", decomposition,
+    off = translate(compile_decomposition("Who founded the label of Harbour Lights?", decomposition,
                                           CompileSettings(graph_expand=False)))
     assert "GRAPH_EXPAND" not in [s.op for s in off.steps]

@@ -27,7 +27,7 @@ def dag(*nodes: tuple) -> Decomposition:
     )
 
 
-VALID = dag(("q1", "Which label released Thriller?", [], "label"), ("q2", "Who founded {label}?", ["q1"]))
+VALID = dag(("q1", "Which label released Harbour Lights?", [], "label"), ("q2", "Who founded {label}?", ["q1"]))
 
 
 def test_a_two_hop_slot_plan_is_valid():
@@ -59,7 +59,7 @@ def test_a_two_hop_slot_plan_is_valid():
             "slot {label} is defined 2 times",
         ),
         (
-            dag(("q1", "Which label?", [], "label"), ("q2", "Who founded Epic?", ["q1"])),
+            dag(("q1", "Which label?", [], "label"), ("q2", "Who founded Copperfield?", ["q1"])),
             "slot {label} (from q1) is never used",
         ),
         (
@@ -77,7 +77,7 @@ def test_each_rule_rejects_a_bad_dag(plan, expected):
 
 def test_a_slot_may_be_used_by_an_indirect_descendant():
     plan = dag(
-        ("q1", "Which label released Thriller?", [], "label"),
+        ("q1", "Which label released Harbour Lights?", [], "label"),
         ("q2", "Where is {label} based?", ["q1"], "city"),
         ("q3", "Who was the mayor of {city} when {label} was founded?", ["q2"]),
     )
@@ -90,12 +90,12 @@ def test_limits_are_settings():
 
 
 def test_topological_order_puts_dependencies_first():
-    plan = dag(("q2", "Who founded {label}?", ["q1"]), ("q1", "Which label released Thriller?", [], "label"))
+    plan = dag(("q2", "Who founded {label}?", ["q1"]), ("q1", "Which label released Harbour Lights?", [], "label"))
     assert [n.id for n in topological_order(plan.sub_questions)] == ["q1", "q2"]
 
 
 def test_compiler_extracts_slots_and_merges_every_retrieval():
-    compiled = compile_decomposition("Who founded the label that released Thriller?", VALID)
+    compiled = compile_decomposition("Who founded the label that released Harbour Lights?", VALID)
     assert [s.id for s in compiled.sub_questions] == ["q1", "q2"]
     assert compiled.sub_questions[0].extract_slot == "label"
     assert compiled.sub_questions[1].slots_in == ["label"]
@@ -105,7 +105,7 @@ def test_compiler_extracts_slots_and_merges_every_retrieval():
 
 
 def test_single_hop_compiles_to_the_question_alone_and_bridge_adds_expansion():
-    question = "Who founded Epic Records?"
+    question = "Who founded Copperfield Records?"
     compiled = compile_decomposition(question, dag(("q1", question)), bridge=True)
     assert compiled.sub_questions == []
     assert compiled.hit_sources == ["question", "bridge"]

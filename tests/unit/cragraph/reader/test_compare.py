@@ -15,33 +15,34 @@ def _compare(question: str, language: str, passages: list[Passage]) -> Compared 
 
 def test_a_rank_or_a_numbered_name_is_not_a_size() -> None:
     passages = [
-        Passage("Mount Alder, surveyed as K4, is the 13th highest mountain in the world at 8035 m.", "Mount Alder"),
-        Passage(
-            "Mount Birch is a peak of the range. At an elevation of 7205 m it is the 106th highest.", "Mount Birch"
-        ),
+        Passage("Mount Skarn, marked V2 on the survey map, is the 3rd highest peak of the Tollan range at 3140 m.",
+                "Mount Skarn"),
+        Passage("Mount Ostrel is a peak of the same range. At an elevation of 2875 m it is the 14th highest.",
+                "Mount Ostrel"),
     ]
-    compared = _compare("Which mountain is taller, Mount Alder or Mount Birch?", "en", passages)
-    assert compared is not None and compared.option == "Mount Alder", compared
-    assert compared.values == (8035.0, 7205.0)
+    compared = _compare("Which mountain is taller, Mount Skarn or Mount Ostrel?", "en", passages)
+    assert compared is not None and compared.option == "Mount Skarn", compared
+    assert compared.values == (3140.0, 2875.0)
 
 
 def test_a_passage_that_gives_only_a_rank_leaves_the_answer_to_the_reader() -> None:
     passages = [
-        Passage("Mount Cedar is the 23rd-highest peak in the world.", "Mount Cedar"),
-        Passage("Mount Dogwood is the 12th highest mountain in the world at 8051 m.", "Mount Dogwood"),
+        Passage("Mount Kessa is the 5th-highest peak of the Tollan range.", "Mount Kessa"),
+        Passage("Mount Lunevar is the 2nd highest peak of the Tollan range at 3205 m.", "Mount Lunevar"),
     ]
-    assert _compare("Which mountain is higher, Mount Cedar or Mount Dogwood?", "en", passages) is None
+    assert _compare("Which mountain is higher, Mount Kessa or Mount Lunevar?", "en", passages) is None
 
 
 @pytest.mark.parametrize(
     ("language", "question", "first", "second"),
     [
-        ("zh", "哪座山更高，甲山还是乙山？", "甲山是世界第13高峰，海拔8035米。", "乙山海拔7205米，是世界第106高峰。"),
+        ("zh", "哪座山更高，斯卡恩峰还是奥斯特尔峰？", "斯卡恩峰是托兰山脉第3高峰，海拔3140米。",
+         "奥斯特尔峰海拔2875米，是托兰山脉第14高峰。"),
         (
             "ru",
-            "Какая гора выше, Альдер или Берёза?",
-            "Альдер — 13-я по высоте вершина мира, её высота 8035 м.",
-            "Берёза — горная вершина высотой 7205 м.",
+            "Какая гора выше, Скарн или Остерль?",
+            "Скарн — 3-я по высоте вершина хребта Толлан, её высота 3140 м.",
+            "Остерль — горная вершина высотой 2875 м.",
         ),
     ],
 )

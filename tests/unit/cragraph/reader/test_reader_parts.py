@@ -9,20 +9,20 @@ from cragraph.reader.window import build_context, score_sentences
 
 
 def test_question_forms() -> None:
-    assert question_form("Are Medici and Senet both board games?", "en").kind == "yesno"
-    assert question_form("Who is the oldest, Sid Haig or Vic Darchinyan?", "en").options == (
-        "Sid Haig",
-        "Vic Darchinyan",
+    assert question_form("Are Quorra Labs and Pellmark Audio both based in Brenholt?", "en").kind == "yesno"
+    assert question_form("Who is the oldest, Hedda Marsk or Tobias Frenn?", "en").options == (
+        "Hedda Marsk",
+        "Tobias Frenn",
     )
-    assert question_form("Which band was formed first The Exies or Circus Diablo ?", "en").options == (
-        "The Exies",
-        "Circus Diablo",
+    assert question_form("Which studio opened first The Lantern Room or Copperfield Sound ?", "en").options == (
+        "The Lantern Room",
+        "Copperfield Sound",
     )
-    assert question_form("Is the focus on mentorship high or low?", "en").kind == "span"
-    assert question_form("who played lead guitar on 25 or 6 to 4", "en").kind == "span"
-    assert question_form("Вступила ли Норвегия в 1972 году в Европейский союз?", "ru").kind == "yesno"
-    assert question_form("1972年挪威最后加入了欧盟吗？", "zh").kind == "yesno"
-    assert question_form("哪项法令的条款是否设定界限？", "zh").kind == "span"
+    assert question_form("Is the rent for the rehearsal room high or low?", "en").kind == "span"
+    assert question_form("who played bass on 7 or 8 nights in halvmere", "en").kind == "span"
+    assert question_form("Открыла ли компания «Квора Лабс» завод в Бренхольте в 1998 году?", "ru").kind == "yesno"
+    assert question_form("1998年奎拉实验室在布伦霍尔特开了工厂吗？", "zh").kind == "yesno"
+    assert question_form("哪家工厂的电池是否通过了安全检测？", "zh").kind == "span"
 
 
 def test_context_maps_back_to_passages() -> None:
@@ -39,22 +39,22 @@ def test_context_maps_back_to_passages() -> None:
 
 
 def test_a_bridge_entitys_own_page_is_read_with_hop_weight() -> None:
-    # the question names the sonata, not the musician whose page holds the answer
-    question = "The manuscript of Flute Sonata BWV 1033 is in the hand of a German musician whose godfather is whom?"
+    # the question names the suite, not the violinist whose page holds the answer
+    question = "The score of the Halvmere String Suite is in the hand of a Vestral musician whose teacher was whom?"
     passages = [
-        Passage("The Flute Sonata BWV 1033 is a sonata in four movements. Its manuscript is in the hand of "
-                "Carl Philipp Emanuel Bach.", "Flute Sonata BWV 1033"),
-        Passage("The Flute Sonata in G major is a flute sonata by Handel. The sonata was first a sonata for oboe.",
-                "Flute sonata in G major"),
-        Passage("Carl Philipp Emanuel Bach was a composer of the Classical period. He was born in "
-                "Weimar in 1714. His second name was given in honor of his godfather Georg Philipp Telemann.",
-                "Carl Philipp Emanuel Bach (composer)"),
+        Passage("The Halvmere String Suite is a suite in five movements. Its score is in the hand of "
+                "Edvin Rask.", "Halvmere String Suite"),
+        Passage("The String Suite in D is a string suite by Mira Tolland. The suite was first a suite for two "
+                "violins.", "String suite in D"),
+        Passage("Edvin Rask was a violinist of the Brenholt Music School. He was born in "
+                "Skarnvik in 1921. He took his first lessons from his teacher Greta Halloran.",
+                "Edvin Rask (violinist)"),
     ]
     words = lambda s: len(s.split())  # noqa: E731
     plain = build_context(question, passages, "en", 50, words)
     hop = build_context(question, passages, "en", 50, words, hop_weight=0.25)
-    assert "Telemann" not in plain.text
-    assert "Telemann" in hop.text
+    assert "Halloran" not in plain.text
+    assert "Halloran" in hop.text
 
 
 def test_a_page_the_question_names_gains_nothing_from_mentions() -> None:
@@ -104,10 +104,10 @@ def test_spans_keep_whole_words_and_no_open_bracket() -> None:
     def cleaned(text: str, start: int, end: int) -> str:
         return text[slice(*clean_span(text, start, end))]
 
-    assert cleaned("был Чарльзом Ричардом.", 4, 19) == "Чарльзом Ричардом"  # a subword token ended mid-word
-    assert cleaned("the Bohemian crown", 1, 8) == "the Bohemian"
-    assert cleaned("язык жестов (ASL) и", 0, 16) == "язык жестов"
-    assert cleaned("the drummer (b. 1952) was", 0, 21) == "the drummer (b. 1952)"
+    assert cleaned("был Томасом Харкави.", 4, 17) == "Томасом Харкави"  # a subword token ended mid-word
+    assert cleaned("the Vestral crown", 1, 8) == "the Vestral"
+    assert cleaned("отдел продаж (ОП) и", 0, 16) == "отдел продаж"
+    assert cleaned("the founder (b. 1961) was", 0, 21) == "the founder (b. 1961)"
     assert cleaned("它位于北京市中心", 3, 5) == "北京"  # no word edges in Chinese: the span stays
 
 
@@ -119,9 +119,9 @@ def test_support_needs_the_answer_words_in_the_cited_passages() -> None:
     assert not is_supported("the Black Sea near Odessa", passages)
     assert is_supported("Каспийское море", ["Волга впадает в Каспийское море."])
     # an answer in simplified characters from a passage in traditional ones (and the reverse) is supported
-    assert is_supported("匹兹堡钢人队", ["野馬隊在分區輪擊敗了匹茲堡鋼人隊。"])
-    assert is_supported("匹茲堡鋼人隊", ["野马队在分区轮击败了匹兹堡钢人队。"])
-    assert not is_supported("新英格兰爱国者队", ["野馬隊在分區輪擊敗了匹茲堡鋼人隊。"])
+    assert is_supported("北岭钢铁队", ["灰狼隊在分區輪擊敗了北嶺鋼鐵隊。"])
+    assert is_supported("北嶺鋼鐵隊", ["灰狼队在分区轮击败了北岭钢铁队。"])
+    assert not is_supported("南港渔夫队", ["灰狼隊在分區輪擊敗了北嶺鋼鐵隊。"])
 
 
 def test_question_and_span_types_drive_the_reranker() -> None:

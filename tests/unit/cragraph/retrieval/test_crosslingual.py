@@ -136,11 +136,11 @@ def test_gloss_matches_are_added_on_the_dense_scale():
 
 
 def test_chinese_glosses_read_either_script_and_keep_latin_words_and_numbers():
-    simplified, traditional = english_glosses("黑豹队的防守"), english_glosses("黑豹隊的防守")
+    simplified, traditional = english_glosses("钢铁队的防守"), english_glosses("鋼鐵隊的防守")
     assert simplified == traditional
-    assert {"panther", "team", "defend"} <= set(simplified.split())
-    assert english_glosses("Jared 在2015年").startswith("Jared")
-    assert "2015" in english_glosses("Jared 在2015年").split()
+    assert {"steel", "team", "defend"} <= set(simplified.split())
+    assert english_glosses("Hedda 在2015年").startswith("Hedda")
+    assert "2015" in english_glosses("Hedda 在2015年").split()
     assert english_glosses("Which river?") == "Which river?"  # nothing Chinese: as written
     assert english_glosses("") == ""
 
