@@ -112,18 +112,22 @@ def _weighted(spec: Any, default_weight: float) -> tuple[Any, float]:
     return spec, default_weight
 
 
-def check_filter_fields(docstore: DocStoreView, filters: Mapping[str, Any] | None, rows: np.ndarray | None) -> None:
-    """Raise FilterError naming the known fields when a filter that matched nothing (`rows` empty) uses a field
-    no chunk has: a typo or a renamed key must not read as "no results". Costs a scan only then."""
+def check_filter_fields(docstore: DocStoreView, filters: Mapping[str, Any] | None, rows: np.ndarray | None,
+                        visible: np.ndarray | None = None) -> None:
+    """Raise FilterError naming the known fields when a filter that matched nothing the caller may see (`rows`
+    empty) uses a field none of its documents has: a typo or a renamed key must not read as "no results".
+    Fields are read from the `visible` rows only (None: all), so neither the list nor the error's presence tells
+    a caller which fields hidden documents carry. Costs a scan only then."""
     if not filters or rows is None or len(rows):
         return
-    unknown = [key for key in filters
-               if key not in ("id", "doc_id", "title") and docstore.metadata_values(key) <= {None}]
+    shown = None if visible is None else set(np.asarray(visible).tolist())
+    known = {"id", "doc_id", "title"}
+    for row, chunk in docstore.iter_rows():
+        if shown is None or row in shown:
+            known.update(key for key, value in chunk.metadata.items() if value is not None)
+    unknown = [key for key in filters if key not in known]
     if not unknown:
         return
-    known = {"id", "doc_id", "title"}
-    for _, chunk in docstore.iter_rows():
-        known.update(chunk.metadata)
     raise FilterError(f"unknown filter field{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}: no "
                       f"document has {'them' if len(unknown) > 1 else 'it'}; known fields: {', '.join(sorted(known))}")
 

@@ -80,9 +80,9 @@ class HybridRetriever:
 
     def allowed_rows(self, filters: Mapping[str, Any] | None) -> np.ndarray | None:
         """Rows a search may score: those the filters match, within those the caller may see (None: all)."""
-        rows = self.bundle.docstore.filter_rows(filters) if filters else None
-        check_filter_fields(self.bundle.docstore, filters, rows)
-        return restrict(rows, self.visible)
+        rows = restrict(self.bundle.docstore.filter_rows(filters) if filters else None, self.visible)
+        check_filter_fields(self.bundle.docstore, filters, rows, self.visible)
+        return rows
 
     def search(self, query: str | Sequence[str], k: int = 10, mode: Mode | None = None,
                filters: Mapping[str, Any] | None = None) -> list[Hit]:

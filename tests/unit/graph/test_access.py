@@ -14,12 +14,14 @@ from cragraph.policy import client_context
 from cragraph.retrieval.access import caller_labels, labels_of, restrict, visible_rows
 from graph import graph
 from stores.bundle import load_bundle
+from stores.docstore import FilterError
 from tests.fixtures.graph import DOCS, build_tiny_index, context, use_keyword_evaluator
 
 QUESTION = "What is the vault code?"
 SECRETS = [
     {"id": "vault-a", "title": "Vault", "text": "The vault code is 4711.", "metadata": {"acl": ["team-a"]}},
-    {"id": "vault-b", "title": "Vault", "text": "The vault code is 9922.", "metadata": {"acl": "team-b"}},
+    {"id": "vault-b", "title": "Vault", "text": "The vault code is 9922.",
+     "metadata": {"acl": "team-b", "b_only_field": "x"}},
     {
         "id": "vault-ab",
         "title": "Vault",
@@ -124,3 +126,15 @@ def test_labels_and_row_sets(index):
     assert len(visible_rows(bundle, frozenset({"team-a"}))) == len(public) + 2
     assert restrict(None, public) is public and restrict(np.array([0, 999]), None).tolist() == [0, 999]
     assert restrict(np.array([999]), public).tolist() == []
+
+
+@pytest.mark.parametrize("field", ["nonexistent_field", "b_only_field"])
+def test_a_filter_error_names_only_the_fields_of_documents_the_caller_sees(index, field):
+    with pytest.raises(FilterError) as refused:
+        ask(index, User("alice", ["acl:team-a"]), filters={field: "x"})
+    message = str(refused.value)
+    assert f"unknown filter field {field!r}" in message and "known fields:" in message and "acl" in message
+    assert "b_only_field" not in message.split("known fields:")[1]  # a field only team-b's documents carry
+    with pytest.raises(FilterError, match="b_only_field"):  # the operator sees every document's fields
+        ask(index, None, filters={"nonexistent_field": "x"})
+    assert "9922" in seen(ask(index, User("bob", ["acl:team-b"]), filters={"b_only_field": "x"}))
