@@ -99,6 +99,11 @@ def drop_instructions(text: str) -> tuple[str, int]:
     return " ".join(kept), dropped
 
 
+def has_instructions(text: str) -> bool:
+    """Whether some sentence of the text is addressed to a model: such text is never shown as evidence."""
+    return drop_instructions(text)[1] > 0
+
+
 def clean_title(title: object) -> str:
     """A title safe to print or render: plain text, one line, at most MAX_TITLE_CHARS."""
     plain = strip_markup(str(title or ""), MAX_TITLE_CHARS * 4)
