@@ -155,3 +155,18 @@ def test_without_a_key_only_the_api_description_answers(server):
         assert not any(secret in reply.text for secret in ("4711", "9922", "key-alice", "team-a", "b_only_field"))
     for path in ("/threads/search", "/store/items/search", "/runs/crons/search", "/assistants/search"):
         assert httpx.post(f"{server}{path}", json={}, timeout=30).status_code in (401, 403), path
+
+
+def test_a_malformed_chat_input_is_refused_by_name_over_the_server(server):
+    asyncio.run(_malformed(server))
+
+
+async def _malformed(url: str) -> None:
+    from langgraph_sdk import get_client
+
+    alice = get_client(url=url, api_key="key-alice")
+    for payload, says in (({"messages": 5}, '\\"messages\\" must be a list of messages'),
+                          ({"messages": [{"role": "bogus", "content": "x"}]}, "messages[0]: role 'bogus'"),
+                          ({"messages": [{"role": "user", "content": [5, None, "x"]}]}, "content must be text")):
+        error = await _error(alice, payload)
+        assert says in error, error
