@@ -12,6 +12,7 @@ import pytest
 
 from cragraph.policy import client_context
 from cragraph.retrieval.access import caller_labels, labels_of, restrict, visible_rows
+from cragraph.retrieval.metadata import CategoryPredictor
 from graph import graph
 from stores.bundle import load_bundle
 from stores.docstore import FilterError
@@ -138,3 +139,21 @@ def test_a_filter_error_names_only_the_fields_of_documents_the_caller_sees(index
     with pytest.raises(FilterError, match="b_only_field"):  # the operator sees every document's fields
         ask(index, None, filters={"nonexistent_field": "x"})
     assert "9922" in seen(ask(index, User("bob", ["acl:team-b"]), filters={"b_only_field": "x"}))
+
+
+def test_category_predictions_come_from_the_callers_documents_only(tmp_path, tiny_embedder_dir, monkeypatch):
+    """Issue 45 ("any count, facet or error"): the category predictor's labels and centroids are the caller's;
+    a category only hidden documents carry is never predicted, nor named as the best guess."""
+    use_keyword_evaluator(monkeypatch)
+    docs = [{"id": f"{category}-{i}", "title": f"Note {i}", "text": f"The vault note {i} of {category}.",
+             "metadata": {"category": category, **({"acl": "team-b"} if category == "zeta" else {})}}
+            for category in ("rivers", "science", "zeta") for i in range(3)]
+    index = build_tiny_index(tmp_path, tiny_embedder_dir, docs)
+    bundle = load_bundle(str(index))
+    alice_rows = visible_rows(bundle, frozenset({"team-a"}))
+    assert CategoryPredictor.from_bundle(bundle).labels == ["rivers", "science", "zeta"]
+    assert CategoryPredictor.from_bundle(bundle, visible=alice_rows).labels == ["rivers", "science"]
+    for confidence in (0.0, 1.01):  # always predicted; never (the note names the best guess)
+        alice = ask(index, User("alice", ["acl:team-a"]), category_boost=True,
+                    category_min_confidence=confidence)
+        assert "zeta" not in seen(alice) and "category" in seen(alice["trace"])
