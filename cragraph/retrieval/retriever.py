@@ -128,7 +128,7 @@ class HybridRetriever:
 
     def crosslingual(self, question: str) -> CrossLingual | None:
         """Why hybrid search runs dense only for this question (its script is none of the index's), or None."""
-        return crosslingual(self.bundle, question)
+        return crosslingual(self.bundle, question, self.visible)
 
     def dense_search(self, vector: np.ndarray, k: int, filters: Mapping[str, Any] | None = None) -> list[Hit]:
         """Top-k chunks for a ready query vector (HyDE's blend of question and hypothetical passage)."""

@@ -157,3 +157,23 @@ def test_category_predictions_come_from_the_callers_documents_only(tmp_path, tin
         alice = ask(index, User("alice", ["acl:team-a"]), category_boost=True,
                     category_min_confidence=confidence)
         assert "zeta" not in seen(alice) and "category" in seen(alice["trace"])
+
+
+def test_the_cross_lingual_route_knows_only_the_languages_of_the_callers_documents(tmp_path, tiny_embedder_dir,
+                                                                                    monkeypatch):
+    """A Chinese document only team-b sees: to alice the index is in English and Russian, so her Chinese question
+    crosses languages and the note names no "zh"; to bob it does not cross at all."""
+    use_keyword_evaluator(monkeypatch)
+    hidden = {"id": "zh-b", "title": "伏尔加河", "text": "伏尔加河是欧洲最长的河流，流入里海。",
+              "metadata": {"acl": "team-b"}}
+    index = build_tiny_index(tmp_path, tiny_embedder_dir, [*DOCS, hidden])
+    question = {"question": "伏尔加河流入哪里？"}
+
+    def crossing(user):
+        result = graph.invoke(question, {"configurable": {"langgraph_auth_user": user}},
+                              context=context(index, upper=-1.0, lower=-1.0))
+        return [r["note"] for r in result["trace"] if "cross-lingual" in (r.get("note") or "")]
+
+    alice = crossing(User("alice", ["acl:team-a"]))
+    assert alice and all("index in en, ru:" in note for note in alice), alice
+    assert crossing(User("bob", ["acl:team-b"])) == []
