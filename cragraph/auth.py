@@ -8,8 +8,9 @@ Bearer <key>`; once any key is configured, a missing or unknown key is a 401. Wi
 request is one anonymous caller without labels, who sees only the public (unlabelled) documents.
 A caller's labels become its permissions "acl:<label>", which the graph reads from the server (never from a
 run's context, input or filters) to search only the public documents and those sharing a label
-(cragraph/retrieval/access.py). Threads are private to the caller who made them, so one caller cannot read
-another's answers, and with keys only the operator changes assistants (which every caller shares).
+(cragraph/retrieval/access.py). Threads and crons are private to the caller who made them, so one caller cannot
+read another's answers; with keys, store items live under their owner's identity and only the operator changes
+assistants (which every caller shares).
 `disable_studio_auth` keeps `langgraph dev`'s Studio shortcut (a header that skips this handler) from
 bypassing it.
 """
@@ -77,8 +78,9 @@ async def authenticate(headers: dict[bytes, bytes]) -> dict[str, Any]:
 
 
 @auth.on.threads
+@auth.on.crons
 async def own_threads(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
-    """A caller reads, runs and lists only the threads it created (marked with its identity)."""
+    """A caller reads, runs and lists only the threads (and crons) it created, marked with its identity."""
     owner = {"owner": ctx.user.identity}
     if isinstance(value, dict):
         metadata = value.setdefault("metadata", {})
@@ -107,6 +109,12 @@ async def own_runs(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
     return await own_threads(ctx, value)
 
 
+@auth.on.assistants.read
+@auth.on.assistants.search
+async def read_assistants(ctx: Auth.types.AuthContext, value: Any) -> None:
+    """Every caller reads the shared assistants (registered so that no path is left without a handler)."""
+
+
 @auth.on.assistants.create
 @auth.on.assistants.update
 @auth.on.assistants.delete
@@ -118,3 +126,18 @@ async def shared_assistants(ctx: Auth.types.AuthContext, value: Any) -> None:
         refuse_unknown_context(value.get("context"))
     if load_keys():
         raise Auth.exceptions.HTTPException(status_code=403, detail="assistants are managed by the operator")
+
+
+@auth.on.store()
+async def own_store(ctx: Auth.types.AuthContext, value: Any) -> None:
+    """With API keys, a caller's store items live under its identity: a namespace must start with it (a 403
+    otherwise), and a search or listing without a prefix is narrowed to it, so one caller never reads, lists or
+    overwrites another's items. Without keys there is one caller, and the store is its own."""
+    if not load_keys():
+        return
+    namespace = tuple(value.get("namespace") or ())
+    if not namespace:
+        value["namespace"] = (ctx.user.identity,)
+    elif namespace[0] != ctx.user.identity:
+        raise Auth.exceptions.HTTPException(
+            status_code=403, detail=f"store namespaces of this caller start with {ctx.user.identity!r}")

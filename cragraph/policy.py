@@ -29,6 +29,7 @@ from functools import cache
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 from cragraph.context import Context
+from cragraph.inputs import shown
 
 ALLOW_ENV = "CRAGRAPH_CLIENT_SETTINGS"
 
@@ -103,28 +104,36 @@ def check_types(context: Context) -> None:
         if get_origin(kind) is Literal:
             allowed = get_args(kind)
             if value not in allowed:
-                raise ValueError(f"Context.{name} must be one of {', '.join(map(repr, allowed))}, not {_shown(value)}")
+                raise ValueError(f"Context.{name} must be one of {', '.join(map(repr, allowed))}, not {shown(value)}")
         elif kind is float:
             if isinstance(value, bool) or not isinstance(value, int | float):
-                raise TypeError(f"Context.{name} must be a number, not {_shown(value)}")
-            if not math.isfinite(value):
-                raise ValueError(f"Context.{name} must be a finite number, not {value!r}")
+                raise TypeError(f"Context.{name} must be a number, not {shown(value)}")
+            if not _finite(value):
+                raise ValueError(f"Context.{name} must be a finite number, not {shown(value)}")
             setattr(context, name, float(value))
         elif kind is int:
             if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(f"Context.{name} must be an integer, not {_shown(value)}")
+                raise TypeError(f"Context.{name} must be an integer, not {shown(value)}")
             if value < 0:
                 raise ValueError(f"Context.{name} must be >= 0, not {value}")
         elif kind in (bool, str):
             if not isinstance(value, kind):
-                raise TypeError(f"Context.{name} must be a {kind.__name__}, not {_shown(value)}")
+                raise TypeError(f"Context.{name} must be a {kind.__name__}, not {shown(value)}")
         elif get_origin(kind) is dict:
             if not isinstance(value, dict) or not all(isinstance(key, str) for key in value):
-                raise TypeError(f"Context.{name} must be an object with string keys, not {_shown(value)}")
+                raise TypeError(f"Context.{name} must be an object with string keys, not {shown(value)}")
             if get_args(kind)[1] is float and not all(
-                isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in value.values()
+                isinstance(v, int | float) and not isinstance(v, bool) and _finite(v) for v in value.values()
             ):
-                raise TypeError(f"Context.{name} must map names to finite numbers, not {_shown(value)}")
+                raise TypeError(f"Context.{name} must map names to finite numbers, not {shown(value)}")
+
+
+def _finite(value: int | float) -> bool:
+    """Whether a number is finite and fits a float (10**400 does not: float() raises OverflowError)."""
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
 
 
 def refused_fields(context: Context, operator: Context, allowed: frozenset[str]) -> list[str]:
@@ -149,12 +158,12 @@ def unknown_fields(names: Iterable[str]) -> str | None:
     unknown = sorted(set(names) - set(known))
     if not unknown:
         return None
-    shown = []
+    named = []
     for name in unknown[:10]:
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
-        shown.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        named.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
     more = f" and {len(unknown) - 10} more" if len(unknown) > 10 else ""
-    return f"unknown Context fields: {', '.join(shown)}{more}"
+    return f"unknown Context fields: {', '.join(named)}{more}"
 
 
 class UnknownSetting(ValueError):
@@ -212,11 +221,6 @@ def client_context(values: dict[str, Any]) -> ClientContext:
     return ClientContext(**values)
 
 
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return f"{text[:60]}{'...' if len(text) > 60 else ''} ({type(value).__name__})"
-
-
 def checked_question(request: Mapping[str, Any]) -> str:
     """The run's question, stripped, after refusing what a caller can send but no node can take: a question
     that is not a non-empty string (e.g. 42), one with a lone surrogate, and filters or recommend_only of the
@@ -225,7 +229,7 @@ def checked_question(request: Mapping[str, Any]) -> str:
     if question is None:
         raise ValueError('no question: give {"question": "..."} or chat {"messages": [{"role": "user", ...}]}')
     if not isinstance(question, str):
-        raise ValueError(f"the question must be a string, not {_shown(question)}")
+        raise ValueError(f"the question must be a string, not {shown(question)}")
     try:
         question.encode("utf-8")
     except UnicodeEncodeError as error:
@@ -234,8 +238,8 @@ def checked_question(request: Mapping[str, Any]) -> str:
         raise ValueError("the question is empty")
     filters = request.get("filters")
     if filters is not None and not (isinstance(filters, dict) and all(isinstance(k, str) for k in filters)):
-        raise ValueError(f"filters must be an object of field: value, not {_shown(filters)}")
+        raise ValueError(f"filters must be an object of field: value, not {shown(filters)}")
     recommend_only = request.get("recommend_only", False)
     if not isinstance(recommend_only, bool):
-        raise ValueError(f"recommend_only must be true or false, not {_shown(recommend_only)}")
+        raise ValueError(f"recommend_only must be true or false, not {shown(recommend_only)}")
     return question.strip()

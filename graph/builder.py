@@ -12,11 +12,14 @@ Importing this module loads no model: nodes load the index and models through pe
 
 from __future__ import annotations
 
+from typing import Any
+
 from langgraph.graph import END, START, StateGraph
 
 from cragraph.context import Context
 from cragraph.policy import ClientContext
 from cragraph.state import InputState, OutputState, State
+from graph.entry import EntryCheckedGraph, entry_checked
 from graph.multihop import multihop_graph
 from graph.routes import (
     route_after_answer,
@@ -106,5 +109,11 @@ def build_graph() -> StateGraph[State, Context, InputState, OutputState]:
     return builder
 
 
-graph = build_graph().compile()
-graph.name = "cragraph"
+def compile_graph(checkpointer: Any = None) -> EntryCheckedGraph:
+    """The graph compiled (with `checkpointer` when given), its runs' input and context checked on entry."""
+    compiled = entry_checked(build_graph().compile(checkpointer=checkpointer))
+    compiled.name = "cragraph"
+    return compiled
+
+
+graph = compile_graph()

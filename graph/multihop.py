@@ -44,7 +44,7 @@ def build_multihop_graph() -> StateGraph[MultihopState, Context, MultihopInput, 
     builder.add_node("execute", plan_execute)
     builder.add_edge(START, "decompose")
     builder.add_edge("decompose", "validate")
-    builder.add_conditional_edges("validate", route_after_validate, ["compile", "decompose"])
+    builder.add_conditional_edges("validate", route_after_validate, ["compile", "decompose", END])
     builder.add_edge("compile", "translate")
     builder.add_edge("translate", "execute")
     builder.add_edge("execute", END)

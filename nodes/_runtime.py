@@ -15,6 +15,7 @@ import numpy as np
 from langgraph.config import get_config
 
 from cragraph.context import Context
+from cragraph.inputs import check_context
 from cragraph.models.embedder import canonical_name
 from cragraph.policy import ClientContext, UnknownSetting, check_types, client_context, field_names
 from cragraph.retrieval.access import caller_labels, visible_rows
@@ -34,6 +35,7 @@ def settings_of(runtime: Any) -> Context:
     the run's context (a server copies a run's context into configurable, and a configurable-only run's
     configurable into its context): silently running on the default index would answer from other documents."""
     context = getattr(runtime, "context", None) if runtime is not None else None
+    check_context(context)
     if context is None:
         context = Context()
     if isinstance(context, dict):
@@ -104,6 +106,9 @@ def bundle_of(settings: Context) -> Index:
     if milvus and not location.strip():
         raise IndexUnavailable("index_backend is 'milvus' but index_uri is empty: set it to a Milvus Lite file "
                                "(FILE.db) or a server (http://host:19530)")
+    if not location.strip():
+        raise IndexUnavailable("Context.index is empty: set it to the folder of an index built with `cragraph index "
+                               "PATH... --index FOLDER` (or CRAGRAPH_INDEX)")
     try:
         bundle = load_index(settings.index_backend, location)
     except BundleError as error:

@@ -40,7 +40,7 @@ from cragraph.reader.support import is_supported
 from cragraph.retrieval.enumeration import enumeration_request
 from cragraph.retrieval.full_document import DOCUMENTS, read_documents
 from cragraph.retrieval.retriever import HybridRetriever
-from cragraph.retrieval.sanitize import drop_instructions
+from cragraph.retrieval.sanitize import drop_instructions, has_instructions
 from cragraph.retrieval.strategy import STRATEGY_FULL_DOCUMENT
 from cragraph.settings import section
 from cragraph.state import StageTimer, State, abstained
@@ -296,7 +296,7 @@ def _answered(
     return {
         "answer": text,
         "citations": citations(context, numbers),
-        "evidence": evidence,
+        "evidence": [e for e in evidence if not has_instructions(e["sentence"])],  # chains, lists, an LLM's claims
         "abstained": False,
         "confidence": None,
         "margin": None,

@@ -44,6 +44,9 @@ def route(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         if parsed is not None:
             route_, tier = parsed.route, "LLM"
         note = "; ".join([note, f"LLM route: {parsed.route}" if parsed else f"{error}; rule route"])
+    if route_ == "multihop" and settings.multihop_max_sub_questions == 0:  # a budget of 0 means none
+        route_, tier = "single", "budget"
+        note = f"{note}; multihop_max_sub_questions=0: no planned sub-questions, single-hop retrieval"
     confidence = strategy["confidence"]
     decision = f"{route_} ({tier}), strategy {strategy['name']}" + (
         f" ({confidence:.2f})" if confidence is not None else "")

@@ -56,6 +56,8 @@ def understand(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "web_knowledge": [],
         "hops": [],  # a thread's earlier planned question must not be read along again
     }
+    if settings.max_retrieval_rounds == 0:  # a budget of 0 means none: said at once, not found out at the end
+        note = "; ".join(filter(None, [note, "max_retrieval_rounds=0: no re-retrieval rounds"]))
     decision = f"language={language}, {len(variants)} variants"
     update["trace"] = [timer.record(decision, {"variants": len(variants)}, scores, note)]
     return new_run(update, state)  # the first node of every run: this run's trace only

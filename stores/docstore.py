@@ -241,6 +241,9 @@ def _check_spec(key: str, spec: Mapping[Any, Any]) -> None:
         if isinstance(bound, bool) or not isinstance(bound, str | int | float):
             raise FilterError(f"filter {key!r}: the {op!r} bound must be a string or a number, got {_short(bound)}")
         _check_scalar(key, bound, f"the {op!r} bound")
+    if len({isinstance(bound, str) for bound in spec.values()}) > 1:  # no value lies between "a" and 1
+        raise FilterError(f"filter {key!r}: the bounds of {_short(dict(spec))} mix strings and numbers; give "
+                          f"strings (ISO dates compare as strings) or numbers")
 
 
 def _check_scalar(key: str, value: Any, what: str) -> None:

@@ -213,7 +213,7 @@ def _load_file(path: Path, doc_id: str) -> list[tuple[int | None, Document | str
     if suffix == ".docx":
         title, body, headings = _docx_parts(path)
     else:
-        text = read_text(path)
+        text = read_text(path, by_line=suffix == ".jsonl")
         if suffix == ".jsonl":
             return _jsonl_documents(text, source)
         if suffix in (".html", ".htm"):
@@ -405,11 +405,14 @@ def markdown_title(text: str) -> str:
     return markdown_document(text)[0]
 
 
-def read_text(path: Path) -> str:
-    """File contents as text: UTF-8/16/32 as their byte-order mark says, else UTF-8, else the single-byte
-    encoding (cp1251, cp1252, KOI8-R, Latin-1) whose decoding reads most like real words.
+def read_text(path: Path, by_line: bool = False) -> str:
+    """File contents as text: UTF-8/16/32 as their byte-order mark says, else UTF-8, else UTF-8 with each
+    invalid byte replaced by U+FFFD when the file is overwhelmingly UTF-8 (a few damaged bytes among many good
+    multi-byte characters; a warning says how many), else the single-byte encoding (cp1251, cp1252, KOI8-R,
+    Latin-1) whose decoding reads most like real words.
 
-    Raises SkipFile for empty and binary files.
+    Raises SkipFile for empty and binary files. A NUL makes a file binary, except with `by_line` (JSONL), whose
+    lines are judged one by one.
     """
     data = path.read_bytes()
     for bom, encoding in _BOMS:
@@ -421,17 +424,22 @@ def read_text(path: Path) -> str:
                                ) from None
             if not text.strip():
                 raise SkipFile("empty file")
-            if "\x00" in text:
+            if "\x00" in text and not by_line:
                 raise SkipFile("binary file (contains NUL characters)")
             return _LONE_SURROGATE.sub("\ufffd", text)
     if not data.strip():
         raise SkipFile("empty file")
-    if b"\x00" in data:
+    if b"\x00" in data and not by_line:
         raise SkipFile("binary file (contains NUL bytes)")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         pass
+    repaired, replaced = _mostly_utf8(data)
+    if repaired is not None:
+        logger.warning("%s: %d byte%s not valid UTF-8, each replaced by U+FFFD", printable_path(path), replaced,
+                       "" if replaced == 1 else "s")
+        return repaired
     decoded = []
     for encoding in _SINGLE_BYTE_ENCODINGS:
         try:
@@ -445,6 +453,20 @@ def read_text(path: Path) -> str:
     raise SkipFile("binary file (not decodable as UTF-8, UTF-16, UTF-32 or single-byte text)")
 
 
+def _mostly_utf8(data: bytes) -> tuple[str | None, int]:
+    """(the data as UTF-8 with its invalid bytes as U+FFFD, how many) when its good multi-byte characters
+    outnumber its invalid bytes _UTF8_MAJORITY to one, else (None, count). A single-byte file (Latin-1 "café",
+    cp1251 Russian) has almost no valid multi-byte sequence, so it still goes to the single-byte decoders."""
+    text = data.decode("utf-8", "surrogateescape")  # each invalid byte becomes one U+DC80..U+DCFF
+    invalid = len(_ESCAPED_BYTE.findall(text))
+    multibyte = sum(1 for char in text if char > "\x7f") - invalid
+    if multibyte < _UTF8_MAJORITY * invalid:
+        return None, invalid
+    return _ESCAPED_BYTE.sub("\ufffd", text), invalid
+
+
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+_UTF8_MAJORITY = 4
 _WORDS = re.compile(r"[^\W\d_]+")
 
 
@@ -480,6 +502,9 @@ def _jsonl_documents(text: str, source: str) -> list[tuple[int | None, Document 
     # unescaped inside strings.
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
+            continue
+        if "\x00" in line:
+            items.append((number, "binary data (contains NUL bytes)"))
             continue
         try:
             items.append((number, _jsonl_record(line.removesuffix("\r"), source)))

@@ -223,15 +223,13 @@ def _agent(args: argparse.Namespace) -> typing.Iterator[tuple[Any, dict[str, Any
         return
     from cragraph.cli.checkpoints import open_checkpointer
     from cragraph.cli.options import DEFAULT_INDEX
-    from graph.builder import build_graph
+    from graph.builder import compile_graph
 
     recorded = {name: getattr(args, name) for name in _RECORDED}
     recorded["index"] = str(Path(args.index or DEFAULT_INDEX).resolve())
     config = {"configurable": {"thread_id": args.thread}, "metadata": {SETTINGS_KEY: json.dumps(recorded)}}
     with open_checkpointer() as saver:
-        agent = build_graph().compile(checkpointer=saver)
-        agent.name = "cragraph"
-        yield agent, config
+        yield compile_graph(checkpointer=saver), config
 
 
 def _paused(result: dict[str, Any], thread: str | None) -> bool:

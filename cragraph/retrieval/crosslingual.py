@@ -60,6 +60,8 @@ QUERY_MEANS = Path(__file__).resolve().parent / "query_means"
 """<embedder>.npz per embedder: language code -> mean question vector (`cragraph bench query-means`)."""
 _lock = threading.Lock()
 _index_scripts: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, str], dict[str, str]]] = weakref.WeakKeyDictionary()
+_rows_of_languages: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], dict[str, np.ndarray]]] = (
+    weakref.WeakKeyDictionary())
 
 
 @dataclass(frozen=True)
@@ -120,11 +122,36 @@ def index_scripts(bundle: Any) -> dict[str, str]:
     return scripts
 
 
-def crosslingual(bundle: Any, question: str) -> CrossLingual | None:
-    """A CrossLingual when the question's script is none of the index's scripts; None otherwise (same script,
-    a question without letters, or an index whose chunks record no language)."""
-    script = script_of(question)
+def visible_scripts(bundle: Any, visible: np.ndarray | None) -> dict[str, str]:
+    """index_scripts for a caller who sees the `visible` rows (None: all): only languages some visible chunk
+    has, so neither routing nor the trace's note tells a caller which languages hidden documents are in."""
     scripts = index_scripts(bundle)
+    if visible is None:
+        return scripts
+    rows = _language_rows(bundle, tuple(scripts))
+    return {language: script for language, script in scripts.items() if np.intersect1d(rows[language], visible).size}
+
+
+def _language_rows(bundle: Any, languages: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """Each language's rows, read once per bundle version (as index_scripts is), not on every search."""
+    key = (bundle.manifest.get("updated_at"), str(bundle.manifest.get("files", {}).get("docstore.sqlite")))
+    with _lock:
+        cached = _rows_of_languages.get(bundle)
+        if cached is not None and cached[0] == (key, languages):
+            return cached[1]
+    rows = {language: bundle.docstore.filter_rows({"language": language}) for language in languages}
+    with _lock:
+        _rows_of_languages[bundle] = ((key, languages), rows)
+    return rows
+
+
+def crosslingual(bundle: Any, question: str, visible: np.ndarray | None = None) -> CrossLingual | None:
+    """A CrossLingual when the question's script is none of the scripts of the index's (`visible`) chunks; None
+    otherwise (same script, a question without letters, or an index whose chunks record no language)."""
+    script = script_of(question)
+    if script is None:
+        return None
+    scripts = visible_scripts(bundle, visible)
     if script is None or not scripts or script in scripts.values():
         return None
     language = language_of(question)

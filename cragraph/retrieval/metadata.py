@@ -18,6 +18,7 @@ so a multiplier never flips a score's sign and a row matching nothing keeps its 
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 from collections.abc import Mapping, Sequence
@@ -112,18 +113,22 @@ def _weighted(spec: Any, default_weight: float) -> tuple[Any, float]:
     return spec, default_weight
 
 
-def check_filter_fields(docstore: DocStoreView, filters: Mapping[str, Any] | None, rows: np.ndarray | None) -> None:
-    """Raise FilterError naming the known fields when a filter that matched nothing (`rows` empty) uses a field
-    no chunk has: a typo or a renamed key must not read as "no results". Costs a scan only then."""
+def check_filter_fields(docstore: DocStoreView, filters: Mapping[str, Any] | None, rows: np.ndarray | None,
+                        visible: np.ndarray | None = None) -> None:
+    """Raise FilterError naming the known fields when a filter that matched nothing the caller may see (`rows`
+    empty) uses a field none of its documents has: a typo or a renamed key must not read as "no results".
+    Fields are read from the `visible` rows only (None: all), so neither the list nor the error's presence tells
+    a caller which fields hidden documents carry. Costs a scan only then."""
     if not filters or rows is None or len(rows):
         return
-    unknown = [key for key in filters
-               if key not in ("id", "doc_id", "title") and docstore.metadata_values(key) <= {None}]
+    shown = None if visible is None else set(np.asarray(visible).tolist())
+    known = {"id", "doc_id", "title"}
+    for row, chunk in docstore.iter_rows():
+        if shown is None or row in shown:
+            known.update(key for key, value in chunk.metadata.items() if value is not None)
+    unknown = [key for key in filters if key not in known]
     if not unknown:
         return
-    known = {"id", "doc_id", "title"}
-    for _, chunk in docstore.iter_rows():
-        known.update(chunk.metadata)
     raise FilterError(f"unknown filter field{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}: no "
                       f"document has {'them' if len(unknown) > 1 else 'it'}; known fields: {', '.join(sorted(known))}")
 
@@ -163,21 +168,26 @@ class CategoryPredictor:
 
     @classmethod
     def from_bundle(
-        cls, bundle: Any, key: str = "category", min_docs: int = 3, temperature: float = 0.05
+        cls, bundle: Any, key: str = "category", min_docs: int = 3, temperature: float = 0.05,
+        visible: np.ndarray | None = None,
     ) -> CategoryPredictor | None:
-        """The predictor of an opened IndexBundle, cached per bundle (path + manifest updated_at). None when
-        fewer than two labels have `min_docs` documents (nothing to choose between)."""
+        """The predictor of an opened IndexBundle over the `visible` rows (None: all; a caller's labels and
+        centroids come from its own documents only, so no prediction or note names a hidden document's
+        category), cached per bundle (path + manifest updated_at) and row set. None when fewer than two labels
+        have `min_docs` documents (nothing to choose between)."""
+        rows = None if visible is None else hashlib.sha1(np.asarray(visible, dtype=np.int64).tobytes()).hexdigest()
         cache_key = (
             str(Path(bundle.path).resolve()),
             str(bundle.manifest.get("updated_at")),
             key,
             min_docs,
             temperature,
+            rows,
         )
         with _CACHE_LOCK:
             if cache_key in _CACHE:
                 return _CACHE[cache_key]
-        predictor = cls.build(bundle.docstore, bundle.dense, key, min_docs, temperature)
+        predictor = cls.build(bundle.docstore, bundle.dense, key, min_docs, temperature, visible)
         with _CACHE_LOCK:
             for stale in [k for k in _CACHE if k[0] == cache_key[0] and k[1] != cache_key[1]]:
                 del _CACHE[stale]
@@ -186,12 +196,16 @@ class CategoryPredictor:
 
     @classmethod
     def build(
-        cls, docstore: DocStore, dense: Any, key: str = "category", min_docs: int = 3, temperature: float = 0.05
+        cls, docstore: DocStore, dense: Any, key: str = "category", min_docs: int = 3, temperature: float = 0.05,
+        visible: np.ndarray | None = None,
     ) -> CategoryPredictor | None:
-        """From a docstore and its dense index (anything with `vectors_for(rows)`)."""
+        """From a docstore and its dense index (anything with `vectors_for(rows)`), over the `visible` rows."""
         rows_of: dict[str, list[int]] = {}
         docs_of: dict[str, set[str]] = {}
+        shown = None if visible is None else set(np.asarray(visible).tolist())
         for row, chunk in docstore.iter_rows():
+            if shown is not None and row not in shown:
+                continue
             value = chunk.metadata.get(key)
             for label in {level for item in _as_list(value) for level in category_levels(item)}:
                 rows_of.setdefault(label, []).append(row)
@@ -245,5 +259,5 @@ def _as_list(value: Any) -> list[str]:
     return [str(value)]
 
 
-_CACHE: dict[tuple[str, str, str, int, float], CategoryPredictor | None] = {}
+_CACHE: dict[tuple[str, str, str, int, float, str | None], CategoryPredictor | None] = {}
 _CACHE_LOCK = threading.Lock()

@@ -80,9 +80,9 @@ class HybridRetriever:
 
     def allowed_rows(self, filters: Mapping[str, Any] | None) -> np.ndarray | None:
         """Rows a search may score: those the filters match, within those the caller may see (None: all)."""
-        rows = self.bundle.docstore.filter_rows(filters) if filters else None
-        check_filter_fields(self.bundle.docstore, filters, rows)
-        return restrict(rows, self.visible)
+        rows = restrict(self.bundle.docstore.filter_rows(filters) if filters else None, self.visible)
+        check_filter_fields(self.bundle.docstore, filters, rows, self.visible)
+        return rows
 
     def search(self, query: str | Sequence[str], k: int = 10, mode: Mode | None = None,
                filters: Mapping[str, Any] | None = None) -> list[Hit]:
@@ -128,7 +128,7 @@ class HybridRetriever:
 
     def crosslingual(self, question: str) -> CrossLingual | None:
         """Why hybrid search runs dense only for this question (its script is none of the index's), or None."""
-        return crosslingual(self.bundle, question)
+        return crosslingual(self.bundle, question, self.visible)
 
     def dense_search(self, vector: np.ndarray, k: int, filters: Mapping[str, Any] | None = None) -> list[Hit]:
         """Top-k chunks for a ready query vector (HyDE's blend of question and hypothetical passage)."""

@@ -13,7 +13,8 @@ import html
 import os
 import re
 import unicodedata
-from urllib.parse import urlsplit
+from collections.abc import Iterable
+from urllib.parse import quote, quote_plus, urlsplit
 
 from stores.chinese_script import simplified
 
@@ -57,12 +58,15 @@ def secrets_in_env() -> list[str]:
     return sorted(values, key=len, reverse=True)
 
 
-def redact_secrets(text: str) -> str:
-    """The text with every secret of the environment replaced by "[redacted]" (a remote endpoint that echoes
-    the Authorization header back, in an error body or in a result, must not put the key in state or output)."""
-    for secret in secrets_in_env():
-        if secret in text:
-            text = text.replace(secret, "[redacted]")
+def redact_secrets(text: str, extra: Iterable[str | None] = ()) -> str:
+    """The text with every secret of the environment, and each of `extra` (a key given in code), replaced by
+    "[redacted]", as written and percent-encoded: a remote endpoint that echoes the Authorization header back,
+    in an error body or in a result's text or URL, must not put the key in state or output."""
+    given = {value for value in extra if value and len(value.strip()) >= 6}
+    for secret in sorted(given | set(secrets_in_env()), key=len, reverse=True):
+        for form in dict.fromkeys((secret, quote(secret, safe=""), quote_plus(secret))):
+            if form in text:
+                text = text.replace(form, "[redacted]")
     return text
 
 
@@ -93,6 +97,11 @@ def drop_instructions(text: str) -> tuple[str, int]:
         elif sentence.strip():
             kept.append(sentence.strip())
     return " ".join(kept), dropped
+
+
+def has_instructions(text: str) -> bool:
+    """Whether some sentence of the text is addressed to a model: such text is never shown as evidence."""
+    return drop_instructions(text)[1] > 0
 
 
 def clean_title(title: object) -> str:

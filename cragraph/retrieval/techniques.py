@@ -313,7 +313,8 @@ def _boosted(retriever: HybridRetriever, question: str, hits: list[Hit], techniq
     started = time.perf_counter()
     boosts = dict(techniques.metadata_boost)
     if techniques.category_boost:
-        predictor = CategoryPredictor.from_bundle(retriever.bundle, key=techniques.category_key)
+        predictor = CategoryPredictor.from_bundle(retriever.bundle, key=techniques.category_key,
+                                                  visible=retriever.visible)
         if predictor is None:
             run.skipped["category_boost"] = f"the corpus has no {techniques.category_key!r} metadata"
         else:

@@ -11,7 +11,7 @@ import ipaddress
 import math
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
@@ -89,7 +89,7 @@ class WebSearchClient:
             raise WebSearchError("network", f"{type(error).__name__}: {str(error)[:160]}") from error
         finally:
             client.close()
-        return parse_results(reply)
+        return parse_results(reply, secrets=(self.api_key,))
 
 
 def _within(seconds: float, call: Callable[[], Any]) -> Any:
@@ -114,23 +114,25 @@ def _within(seconds: float, call: Callable[[], Any]) -> Any:
     return box["value"]
 
 
-def parse_results(reply: Any) -> list[WebResult]:
+def parse_results(reply: Any, secrets: Iterable[str | None] = ()) -> list[WebResult]:
     """Results with an http(s) URL and some text, in the order Tavily ranked them. Web text is data: markup
     is stripped from content and title, instruction-like sentences are dropped (and counted), and a result
-    whose URL is not http(s) (`javascript:`, `data:`) is dropped."""
+    whose URL is not http(s) (`javascript:`, `data:`) is dropped. Known secrets (the environment's, and
+    `secrets`: the key this client sent) are redacted from every field, the URL too, since it becomes the
+    passage's id, a citation and a line of the CLI's output."""
     if not isinstance(reply, dict) or not isinstance(reply.get("results"), list):
         raise WebSearchError("bad_response", "the reply has no 'results' list")
     results = []
     for item in reply["results"]:
         if not isinstance(item, dict):
             continue
-        url = safe_url(item.get("url"))
-        content, dropped = drop_instructions(strip_markup(redact_secrets(str(item.get("content") or ""))))
+        url = safe_url(redact_secrets(str(item.get("url") or ""), secrets))
+        content, dropped = drop_instructions(strip_markup(redact_secrets(str(item.get("content") or ""), secrets)))
         if url and content:
             results.append(
                 WebResult(
                     url=url,
-                    title=clean_title(redact_secrets(str(item.get("title") or ""))),
+                    title=clean_title(redact_secrets(str(item.get("title") or ""), secrets)),
                     content=content,
                     score=_score(item.get("score")),
                     instructions_dropped=dropped,

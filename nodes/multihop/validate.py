@@ -42,6 +42,10 @@ def plan_validate(state: MultihopState, runtime: Runtime[Context]) -> dict[str, 
     return update
 
 
-def route_after_validate(state: MultihopState) -> Literal["compile", "decompose"]:
-    """A valid plan compiles; an invalid one goes back to decompose, whose chain ends in single-hop."""
-    return "compile" if state.get("plan_valid") else "decompose"
+def route_after_validate(state: MultihopState) -> Literal["compile", "decompose", "__end__"]:
+    """A valid plan compiles; an invalid one goes back to decompose, whose chain ends in single-hop. When even
+    the single-hop plan is refused (a limit of 0 sub-questions) the planning ends without evidence, rather
+    than asking decompose for it again until the recursion limit."""
+    if state.get("plan_valid"):
+        return "compile"
+    return "__end__" if state.get("decomposition_source") == "single" else "decompose"

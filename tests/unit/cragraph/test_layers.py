@@ -18,6 +18,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("graph",),
     ("nodes",),
     ("cragraph.policy",),
+    ("cragraph.inputs",),
     ("cragraph.context", "cragraph.state"),
     ("cragraph.answering",),
     ("cragraph.knowledge",),

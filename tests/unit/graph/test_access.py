@@ -12,14 +12,17 @@ import pytest
 
 from cragraph.policy import client_context
 from cragraph.retrieval.access import caller_labels, labels_of, restrict, visible_rows
+from cragraph.retrieval.metadata import CategoryPredictor
 from graph import graph
 from stores.bundle import load_bundle
+from stores.docstore import FilterError
 from tests.fixtures.graph import DOCS, build_tiny_index, context, use_keyword_evaluator
 
 QUESTION = "What is the vault code?"
 SECRETS = [
     {"id": "vault-a", "title": "Vault", "text": "The vault code is 4711.", "metadata": {"acl": ["team-a"]}},
-    {"id": "vault-b", "title": "Vault", "text": "The vault code is 9922.", "metadata": {"acl": "team-b"}},
+    {"id": "vault-b", "title": "Vault", "text": "The vault code is 9922.",
+     "metadata": {"acl": "team-b", "b_only_field": "x"}},
     {
         "id": "vault-ab",
         "title": "Vault",
@@ -124,3 +127,53 @@ def test_labels_and_row_sets(index):
     assert len(visible_rows(bundle, frozenset({"team-a"}))) == len(public) + 2
     assert restrict(None, public) is public and restrict(np.array([0, 999]), None).tolist() == [0, 999]
     assert restrict(np.array([999]), public).tolist() == []
+
+
+@pytest.mark.parametrize("field", ["nonexistent_field", "b_only_field"])
+def test_a_filter_error_names_only_the_fields_of_documents_the_caller_sees(index, field):
+    with pytest.raises(FilterError) as refused:
+        ask(index, User("alice", ["acl:team-a"]), filters={field: "x"})
+    message = str(refused.value)
+    assert f"unknown filter field {field!r}" in message and "known fields:" in message and "acl" in message
+    assert "b_only_field" not in message.split("known fields:")[1]  # a field only team-b's documents carry
+    with pytest.raises(FilterError, match="b_only_field"):  # the operator sees every document's fields
+        ask(index, None, filters={"nonexistent_field": "x"})
+    assert "9922" in seen(ask(index, User("bob", ["acl:team-b"]), filters={"b_only_field": "x"}))
+
+
+def test_category_predictions_come_from_the_callers_documents_only(tmp_path, tiny_embedder_dir, monkeypatch):
+    """Issue 45 ("any count, facet or error"): the category predictor's labels and centroids are the caller's;
+    a category only hidden documents carry is never predicted, nor named as the best guess."""
+    use_keyword_evaluator(monkeypatch)
+    docs = [{"id": f"{category}-{i}", "title": f"Note {i}", "text": f"The vault note {i} of {category}.",
+             "metadata": {"category": category, **({"acl": "team-b"} if category == "zeta" else {})}}
+            for category in ("rivers", "science", "zeta") for i in range(3)]
+    index = build_tiny_index(tmp_path, tiny_embedder_dir, docs)
+    bundle = load_bundle(str(index))
+    alice_rows = visible_rows(bundle, frozenset({"team-a"}))
+    assert CategoryPredictor.from_bundle(bundle).labels == ["rivers", "science", "zeta"]
+    assert CategoryPredictor.from_bundle(bundle, visible=alice_rows).labels == ["rivers", "science"]
+    for confidence in (0.0, 1.01):  # always predicted; never (the note names the best guess)
+        alice = ask(index, User("alice", ["acl:team-a"]), category_boost=True,
+                    category_min_confidence=confidence)
+        assert "zeta" not in seen(alice) and "category" in seen(alice["trace"])
+
+
+def test_the_cross_lingual_route_knows_only_the_languages_of_the_callers_documents(tmp_path, tiny_embedder_dir,
+                                                                                    monkeypatch):
+    """A Chinese document only team-b sees: to alice the index is in English and Russian, so her Chinese question
+    crosses languages and the note names no "zh"; to bob it does not cross at all."""
+    use_keyword_evaluator(monkeypatch)
+    hidden = {"id": "zh-b", "title": "伏尔加河", "text": "伏尔加河是欧洲最长的河流，流入里海。",
+              "metadata": {"acl": "team-b"}}
+    index = build_tiny_index(tmp_path, tiny_embedder_dir, [*DOCS, hidden])
+    question = {"question": "伏尔加河流入哪里？"}
+
+    def crossing(user):
+        result = graph.invoke(question, {"configurable": {"langgraph_auth_user": user}},
+                              context=context(index, upper=-1.0, lower=-1.0))
+        return [r["note"] for r in result["trace"] if "cross-lingual" in (r.get("note") or "")]
+
+    alice = crossing(User("alice", ["acl:team-a"]))
+    assert alice and all("index in en, ru:" in note for note in alice), alice
+    assert crossing(User("bob", ["acl:team-b"])) == []

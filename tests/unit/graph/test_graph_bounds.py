@@ -86,3 +86,23 @@ def test_measure_the_unbounded_loop_of_issue_14(index, monkeypatch):
         f"records; last checkpoint {size} bytes; max RSS +{grown:.0f} MB"
     )
     assert len(state["trace"]) == TRACE_LIMIT and size < 100_000
+
+
+@pytest.mark.parametrize(
+    ("settings", "says"),
+    [
+        ({"max_retrieval_rounds": 0}, "max_retrieval_rounds"),
+        ({"multihop_max_sub_questions": 0, "multihop": "always"}, "multihop_max_sub_questions"),
+        ({"multihop_max_sub_questions": 0, "max_retrieval_rounds": 0, "multihop": "always"}, "=0: no"),
+    ],
+)
+def test_a_budget_of_zero_means_none_and_the_run_finishes_at_once_saying_so(index, monkeypatch, settings, says):
+    """Issue 45: a budget of 0 looped until GraphRecursionError (limit 10007, 22-39 s). It means "none"."""
+    use_keyword_evaluator(monkeypatch)
+    started = time.perf_counter()
+    result = graph.invoke({"question": OFF_CORPUS}, {"recursion_limit": 60},
+                          context=context(index, upper=1.0, lower=1.0, **settings))  # always re-retrieve
+    assert time.perf_counter() - started < 30
+    assert result["answer"] and says in json.dumps(result["trace"]), result["trace"]
+    nodes = [record["node"] for record in result["trace"]]
+    assert "decompose" not in nodes and ("rewrite" not in nodes or settings.get("max_retrieval_rounds") != 0), nodes

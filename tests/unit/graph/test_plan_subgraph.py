@@ -148,3 +148,12 @@ def test_llm_off_uses_rules_without_calling_a_model(index, monkeypatch):
     model = scripted(monkeypatch)
     output = run(index, multihop_llm_decompose=False)
     assert model.calls == [] and output["decomposition_source"] == "rules"
+
+
+def test_a_limit_of_zero_sub_questions_ends_the_planning_without_a_plan(index, monkeypatch):
+    """Issue 45: even the single-hop plan is refused then, and decompose was asked again until the recursion
+    limit; the chain now ends there, with no evidence."""
+    model = scripted(monkeypatch)
+    output = run(index, multihop_llm_decompose=False, multihop_max_sub_questions=0)
+    assert model.calls == [] and not output.get("knowledge") and not output.get("plan_dsl")
+    assert decisions(output, "validate") == ["rules plan rejected: 1 errors", "single plan rejected: 1 errors"]

@@ -9,6 +9,7 @@ import logging
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from threading import Thread
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
@@ -50,6 +51,10 @@ class Echo:
                 seen = f"headers {dict(self.headers)} body {body}"
                 if echo.shape == "results":
                     payload: Any = {"results": [{"url": "https://e.org", "title": seen, "content": f"Tokyo {seen}"}]}
+                elif echo.shape == "url":  # the key only in the result's URL (its id), the text plain
+                    key = quote(str(self.headers.get("Authorization")).removeprefix("Bearer "))
+                    payload = {"results": [{"url": f"https://e.org/tokyo?k={key}", "title": "Tokyo",
+                                            "content": "The population of Tokyo, Japan, is about 14 million."}]}
                 elif echo.shape == "garbage":
                     payload = None
                 else:
@@ -116,15 +121,16 @@ def test_the_web_stand_in_run_answers_and_nothing_carries_a_key(index, caplog):
         (500, "detail"),
         (200, "garbage"),
         (200, "results"),
+        (200, "url"),
     ],
 )
 def test_a_hostile_endpoint_echoing_the_key_gets_it_nowhere(index, caplog, status, shape):
     with Echo(status, shape) as echo:
         result, history = run_checkpointed(index, echo.url)
-        with pytest.raises(WebSearchError) if shape != "results" else _no_error() as raised:
+        with pytest.raises(WebSearchError) if shape not in ("results", "url") else _no_error() as raised:
             WebSearchClient(base_url=echo.url, timeout_s=5).search("Tokyo")
     web = next(e for e in result["trace"] if e["node"] == "web_search")
-    assert web["decision"].startswith("failed:") or shape == "results", web
+    assert web["decision"].startswith("failed:") or shape in ("results", "url"), web
     error_texts = [str(raised.value), repr(raised.value), str(raised.value.__cause__)] if raised else []
     assert not leaked(result, history, caplog.text, error_texts), (web, error_texts)
 
@@ -158,3 +164,15 @@ def test_a_failing_web_endpoint_and_the_cli_print_no_key(index, capsys, caplog, 
         out = capsys.readouterr()
     assert code == 0 and "failed:auth" in out.out
     assert not leaked(out.out, out.err, caplog.text)
+
+
+def test_a_key_echoed_into_a_result_url_is_redacted_from_citations_history_and_the_cli(index, capsys, caplog):
+    with Echo(200, "url") as echo:
+        result, history = run_checkpointed(index, echo.url)
+        code = main(ask_argv(index, echo.url, "--set", "lower=-0.6", "--set", "upper=0.5",
+                             "--set", "answer_threshold=0"))
+        out = capsys.readouterr()
+    cited = [c for c in result["citations"] if c["source"] == "web"]
+    assert cited and cited[0]["url"].startswith("https://e.org/tokyo?k="), result["citations"]  # the web result is used
+    assert code == 0 and "e.org/tokyo" in out.out, out
+    assert not leaked(result, history, out.out, out.err, caplog.text)

@@ -58,6 +58,8 @@ def test_a_list_of_prefixes_is_an_any_of(store: DocStore) -> None:
         ({"lang\nuage": "en"}, "control characters"),
         ({1: "en"}, "field 1"),
         ({"language": object()}, "object"),
+        ({"year": {"gte": "a", "lte": 1}}, "mix strings and numbers"),  # issue 45: matched nothing, silently
+        ({"year": [{"gt": 2020.5, "lt": "2022"}]}, "mix strings and numbers"),
     ],
 )
 def test_wrong_shapes_are_refused_clearly(store: DocStore, filters: object, names: str) -> None:

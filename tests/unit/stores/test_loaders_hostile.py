@@ -4,6 +4,7 @@ abort a load, never drop their good neighbours, and never reach outside the fold
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from pathlib import Path
@@ -164,3 +165,30 @@ def test_html_blocks_pre_and_entities() -> None:
     )
     assert title == "A & B"
     assert text == "one\ntwo\n\na b\nc\n\nend <tag>"
+
+
+# ---- issue 45: JSONL judged by line, damaged UTF-8 ---------------------------------------------------------------
+
+
+def test_a_nul_byte_in_one_jsonl_line_skips_that_line_only(tmp_path: Path) -> None:
+    good = [json.dumps({"id": f"d{i}", "text": f"Record number {i} is fine."}) for i in range(4)]
+    lines = [*good[:2], '{"id": "bad", "text": "a NUL \x00 here"}', *good[2:]]
+    write_file(tmp_path / "mixed.jsonl", "\n".join(lines).encode("utf-8"))
+    result = load_documents([tmp_path])
+    assert [doc.id for doc in result.documents] == ["d0", "d1", "d2", "d3"]
+    assert [(Path(source).name, reason) for source, reason in result.skipped] == [
+        ("mixed.jsonl", "line 3: binary data (contains NUL bytes)")]
+    write_file(tmp_path / "mixed.jsonl", ("\n".join(lines) + "\n").encode("utf-16"))  # the same as UTF-16
+    assert [doc.id for doc in load_documents([tmp_path]).documents] == ["d0", "d1", "d2", "d3"]
+
+
+def test_a_few_invalid_bytes_in_a_utf8_file_are_replaced_and_counted(tmp_path: Path,
+                                                                     caplog: pytest.LogCaptureFixture) -> None:
+    text = "Мост через Неву построили в 1850 году. Le café est fermé. "
+    path = write_file(tmp_path / "damaged.txt", text.encode() + b"\xff\xfe\xfa and caf\xc3(" + text.encode())
+    with caplog.at_level(logging.WARNING, logger="cragraph.ingest"):
+        read = read_text(path)
+    assert read == text + "\ufffd\ufffd\ufffd and caf\ufffd(" + text  # not "яюъ" and "Г(" (cp1251)
+    assert "damaged.txt: 4 bytes not valid UTF-8, each replaced by U+FFFD" in caplog.text
+    for words, encoding in ((LATIN, "latin-1"), (LATIN, "cp1252"), (RUSSIAN, "cp1251"), (RUSSIAN, "koi8_r")):
+        assert read_text(write_file(tmp_path / "f.txt", words.encode(encoding))) == words  # still single-byte

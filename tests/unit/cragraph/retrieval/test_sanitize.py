@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from urllib.parse import quote, quote_plus
 
 import pytest
 
@@ -94,3 +95,12 @@ def test_web_results_are_cleaned_and_unsafe_ones_dropped():
         0.0,
         1,
     )
+
+
+def test_the_clients_key_is_redacted_from_every_field_of_a_result_the_url_too():
+    key = "tvly-given-in-code+/x"  # not in the environment: the client was built with it
+    reply = {"results": [{"url": f"https://e.org/{key}?k={quote(key, safe='')}&p={quote_plus(key)}",
+                          "title": f"t {key}", "content": f"Tokyo has 14 million people. {key}"}]}
+    (result,) = parse_results(reply, secrets=[key, None])
+    assert key not in str(result) and quote(key, safe="") not in str(result) and quote_plus(key) not in str(result)
+    assert result.url == "https://e.org/[redacted]?k=[redacted]&p=[redacted]"
