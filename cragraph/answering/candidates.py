@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cragraph.reader.types import ReaderAnswer
+from stores.tokenize import tokenize
 
 # How a candidate was read: the whole question in one pass, a planned question along its hops, the whole
 # question over one passage alone, or by a rule of the reader's: yes / no, one of two named options by the span
@@ -17,6 +18,26 @@ _SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
 def sentences_holding(text: str, answer: str) -> list[str]:
     """The sentences of `text` in which `answer` stands (a hop's evidence)."""
     return [s.strip() for s in _SENTENCE.split(text) if answer and answer in s]
+
+
+_SPACES = re.compile(r"\s+")
+
+
+def normal(text: str) -> str:
+    return _SPACES.sub(" ", text).strip().lower()
+
+
+def same_answer(a: str, b: str) -> bool:
+    """One answer in two wordings: either holds the other ("Hammerfest" / "Hammerfest, Norway")."""
+    a, b = normal(a), normal(b)
+    return bool(a and b) and (a in b or b in a)
+
+
+def names_same(title: str, text: str) -> bool:
+    """A page's title and an answer name one entity: the terms of one hold the other's, in any order and
+    inflection ("Осокорин, Глеб Андреевич" / "Глеба Осокорина", "Tальвея (компания)" / "Тальвея")."""
+    a, b = set(tokenize(title)), set(tokenize(text))
+    return bool(a and b) and (a <= b or b <= a)
 
 
 READINGS = ("one_pass", "hop_chain", "per_passage", "yes_no", "options", "compared")

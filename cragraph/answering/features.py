@@ -6,29 +6,29 @@ whether other readings agree, how much of what the question asks (its terms weig
 the candidate's sentences and page titles speak of, whether its kind fits what the question asks for (a year
 for "when", a number for "how many", a name for "who"), whether it is some page's title (an entity), whether
 its passage is about something the question names (a first hop) or about something only another passage names
-(a second hop), how the CRAG evaluator graded its passage and the context (the grade of the cited passage, the
-best grade, the best evidence sentence, the verdict), and the route and language, which shift how far the rest
-can be trusted.
+(a second hop), whether another reading answered with its page's entity (it was led there: a bridge question's
+second hop) or its answer is itself some other context page's entity (a bridge to read on from), how the CRAG
+evaluator graded its passage and the context (the grade of the cited passage, the best grade, the best evidence
+sentence, the verdict), whether any context page is about something the question names, and the route and
+language, which shift how far the rest can be trusted.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from cragraph.answering.candidates import READINGS, Candidate, sentences_holding
+from cragraph.answering.candidates import READINGS, Candidate, names_same, normal, same_answer, sentences_holding
 from cragraph.reader.rerank import question_type, span_type
 from stores.tokenize import tokenize
 
 FEATURES = (
     "one_pass", "hop_chain", "per_passage", "yes_no", "options", "compared", "first_hop", "second_hop", "margin",
     "share", "rank", "hop_margin", "hop_share", "hop_rank", "agree", "support", "cover", "rare_missing", "type_fit",
-    "is_title", "in_question", "log_length", "graded", "grade", "best_grade", "best_evidence", "verdict_correct",
-    "verdict_incorrect", "multihop", "ru", "zh", "passages",
+    "is_title", "led_to", "leads_on", "in_question", "log_length", "graded", "grade", "best_grade", "best_evidence",
+    "verdict_correct", "verdict_incorrect", "named_page", "multihop", "ru", "zh", "passages",
 )
-_SPACES = re.compile(r"\s+")
 
 
 def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str, Any],
@@ -39,8 +39,10 @@ def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str,
     weights = {term: rarity(term) for term in asked}
     rarest = max(weights, key=lambda t: weights[t]) if weights else None
     grades = [float(p["grade"]) for p in context if p.get("grade") is not None]
-    texts = [_normal(f"{p.get('title') or ''} {p['text']}") for p in context]
-    titles = {_normal(p.get("title") or "") for p in context} - {""}
+    texts = [normal(f"{p.get('title') or ''} {p['text']}") for p in context]
+    titles = {normal(p.get("title") or "") for p in context} - {""}
+    found = [(c.text, c.passage.get("id")) for c in candidates]
+    named_page = float(any(_named(p, asked) for p in context))
     asked_for = question_type(question)
     language = signals.get("language", "en")
     for candidate in candidates:
@@ -62,13 +64,15 @@ def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str,
             "hop_margin": _clip((hop.get("margin") or 0.0) / 10.0),
             "hop_share": float(hop.get("share") or 0.0),
             "hop_rank": float(hop.get("rank") or 0.0),
-            "agree": float(any(_same(candidate.text, o.text) for o in others)),
-            "support": min(3.0, float(sum(_normal(candidate.text) in t for t in texts)))
+            "agree": float(any(same_answer(candidate.text, o.text) for o in others)),
+            "support": min(3.0, float(sum(normal(candidate.text) in t for t in texts)))
             if read.kind == "span" else 0.0,
             "cover": sum(w for t, w in weights.items() if t in said) / (sum(weights.values()) or 1.0),
             "rare_missing": float(rarest is not None and rarest not in said),
             "type_fit": _type_fit(asked_for, candidate.text) if read.kind == "span" else 0.0,
-            "is_title": float(_normal(candidate.text) in titles),
+            "is_title": float(normal(candidate.text) in titles),
+            "led_to": float(_led_to(candidate, found)),
+            "leads_on": float(_leads_on(candidate, context)),
             "in_question": float(bool(terms) and terms <= asked and read.kind == "span"),
             "log_length": math.log1p(len(candidate.text)),
             "graded": float(grade is not None),
@@ -77,6 +81,7 @@ def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str,
             "best_evidence": float(signals.get("best_evidence") or 0.0),
             "verdict_correct": float(signals.get("verdict") == "correct"),
             "verdict_incorrect": float(signals.get("verdict") == "incorrect"),
+            "named_page": named_page,
             "multihop": float(signals.get("route") == "multihop"),
             "ru": float(language == "ru"),
             "zh": float(language == "zh"),
@@ -113,24 +118,28 @@ def _named(passage: dict[str, Any], asked: set[str]) -> bool:
 
 def _bridged(passage: dict[str, Any], asked: set[str], context: Sequence[dict[str, Any]]) -> bool:
     """The passage is about something the question does not name but another context passage does."""
-    title = _normal(passage.get("title") or "")
+    title = normal(passage.get("title") or "")
     if not title or _named(passage, asked):
         return False
-    return any(title in _normal(other["text"]) for other in context if other.get("id") != passage.get("id"))
+    return any(title in normal(other["text"]) for other in context if other.get("id") != passage.get("id"))
+
+
+def _led_to(candidate: Candidate, found: Sequence[tuple[str, Any]]) -> bool:
+    """Some candidate read from another passage answered with this candidate's page's entity."""
+    title = candidate.passage.get("title") or ""
+    own = candidate.passage.get("id")
+    return any(passage != own and names_same(title, text) for text, passage in found)
+
+
+def _leads_on(candidate: Candidate, context: Sequence[dict[str, Any]]) -> bool:
+    """The candidate's answer is the entity of another context page (a bridge to read on from)."""
+    own = candidate.passage.get("id")
+    return candidate.read.kind == "span" and any(
+        p.get("id") != own and names_same(p.get("title") or "", candidate.text) for p in context)
 
 
 def _clip(value: float, bound: float = 3.0) -> float:
     return max(-bound, min(bound, float(value)))
-
-
-def _normal(text: str) -> str:
-    return _SPACES.sub(" ", text).strip().lower()
-
-
-def _same(a: str, b: str) -> bool:
-    """One answer in two wordings: either holds the other ("Hammerfest" / "Hammerfest, Norway")."""
-    a, b = _normal(a), _normal(b)
-    return bool(a and b) and (a in b or b in a)
 
 
 RULES = ("yes_no", "options", "compared")
@@ -140,7 +149,7 @@ RULES = ("yes_no", "options", "compared")
 # (holding them back under the threshold halved the development set's EM with no gain in Truth: docs/answering.md).
 MODEL_READINGS = ("one_pass", "hop_chain", "per_passage")
 INTERACTING = ("margin", "share", "rank", "cover", "rare_missing", "first_hop", "second_hop", "grade", "agree",
-               "log_length", "type_fit")
+               "log_length", "type_fit", "led_to", "leads_on")
 # What the decision reads: the signals, and each of INTERACTING per reading (a margin means more in one reading
 # than in another), so one linear model can weigh them apart.
 MODEL_FEATURES = (*(f for f in FEATURES if f not in RULES), "rule",

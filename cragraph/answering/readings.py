@@ -6,10 +6,11 @@ context, the plan's hops) and gives candidate answers; none decides which one is
 - along the plan (DecompRC's reading by decomposition, Min et al. 2019): a planned question's last hop is read
   over that hop's own passages, its slot filled by each of the previous hop's answers in turn, so "Where was
   the founder of X born?" is read as "Where was Ingrid Solvang born?" over Ingrid Solvang's page;
-- passage by passage: the whole question over each of the first context passages alone. Read together with
-  the first hop's page ("X, founded by Ingrid Solvang, is based in Halvmere"), a bridge question's "where" is
-  taken from it; read alone, the second hop's page (hers) answers it. No plan needed, so it works in every
-  language; the decision weighs which page a candidate came from.
+- passage by passage: the whole question over each of the first context passages alone, and over the page of
+  every entity the one-pass reading answered with. Read together with the first hop's page ("X, founded by
+  Ingrid Solvang, is based in Halvmere"), a bridge question's "where" is taken from it, or its bridge entity
+  ("Ingrid Solvang"); read alone, the bridge entity's own page answers it. No plan needed, so it works in every
+  language; the decision weighs which page a candidate came from and whether another reading led to it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from cragraph.answering.candidates import Candidate
+from cragraph.answering.candidates import Candidate, names_same
 from cragraph.reader import Passage
 
 if TYPE_CHECKING:  # the reader module imports torch; the graph loads it on first use only
@@ -39,7 +40,7 @@ def gather(reader: Reader, question: str, context: Sequence[dict[str, Any]], hop
     it) passage by passage."""
     candidates = [*one_pass(reader, question, context, language), *along_hops(reader, hops, language)]
     if candidates and candidates[0].reading == "one_pass":
-        candidates += per_passage(reader, question, context, language)
+        candidates += per_passage(reader, question, context, language, candidates)
     return candidates
 
 
@@ -52,16 +53,31 @@ def one_pass(reader: Reader, question: str, context: Sequence[dict[str, Any]], l
     ]
 
 
-def per_passage(reader: Reader, question: str, context: Sequence[dict[str, Any]], language: str
-                ) -> list[Candidate]:
-    """The reader's best span for the whole question in each of the first context passages read alone (span
-    questions only: a rule answers yes / no and "A or B" from the whole context)."""
+def per_passage(reader: Reader, question: str, context: Sequence[dict[str, Any]], language: str,
+                found: Sequence[Candidate] = ()) -> list[Candidate]:
+    """The reader's best span for the whole question in each of the first context passages read alone, then in
+    the pages of the entities `found` names (span questions only: a rule answers yes / no and "A or B" from the
+    whole context)."""
     candidates = []
-    for index, passage in enumerate(context[:PER_PASSAGE]):
+    for index in [*range(min(PER_PASSAGE, len(context))), *bridge_pages(found, context)]:
+        passage = context[index]
         read = reader.read_ranked(question, [reader_passage(passage)], language, top=1)
         if read and not read[0].rule:
             candidates.append(Candidate(replace(read[0], passage=index), "per_passage", dict(passage), index))
     return candidates
+
+
+def bridge_pages(found: Sequence[Candidate], context: Sequence[dict[str, Any]]) -> list[int]:
+    """Context passages after the first PER_PASSAGE whose title is an answer some candidate gave from another
+    passage: the pages of the entities a bridge question passes through, in the candidates' order."""
+    pages: list[int] = []
+    for candidate in found:
+        for index in range(PER_PASSAGE, len(context)):
+            title = context[index].get("title") or ""
+            if (index not in pages and context[index].get("id") != candidate.passage.get("id")
+                    and names_same(title, candidate.text)):
+                pages.append(index)
+    return pages
 
 
 def along_hops(reader: Reader, hops: Sequence[dict[str, Any]], language: str) -> list[Candidate]:

@@ -49,6 +49,10 @@ def answer_folder(corpus: Path, questions: Sequence[dict[str, Any]], index: Path
             "confidence": result.get("confidence") or (result.get("withheld") or {}).get("confidence"),
             "chain": answer.get("chain") or [],
             "ms": round(elapsed, 1),
+            # what `cragraph bench decision-training` reads: every candidate the answer node weighed
+            "mode": "crag-multihop",
+            "unanswerable": not question.get("answers"),
+            "candidates": answer.get("candidates") or [],
         })
     return records
 

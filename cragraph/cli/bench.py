@@ -8,6 +8,7 @@
     cragraph bench reader-training --out DIR                    the short-answer reader (bench/reader_training.py)
     cragraph bench decision-data                                the answer decision's training folders
     cragraph bench decision-training RESULTS.jsonl ...          the answer decision (bench/decision_training.py)
+    cragraph bench decision-replay NEW_RUNS OLD_RUNS             a run re-decided, paired (bench/decision_replay.py)
     cragraph bench crosslingual --corpus DIR --questions DIR ... retrieval across languages (bench/crosslingual.py)
     cragraph bench query-means --out DIR                        cross-lingual language means (bench/query_means.py)
     cragraph bench embed-speed --chunks 300 --repeats 3         chunks/s per embedding backend (bench/embed_speed.py)
@@ -109,6 +110,18 @@ def register(commands: argparse._SubParsersAction) -> None:
     decision.add_argument("--plot", type=Path, help="write the reliability plot (PNG) here")
     decision.add_argument("--mode", default="crag-multihop", help="the mode whose candidates are read")
     decision.set_defaults(run=_decision_training)
+
+    replay = benches.add_parser(
+        "decision-replay",
+        help="decide a run's recorded candidates again with the decision's weights and pair it with another run",
+        description="For each dataset folder in NEW_RUNS that OLD_RUNS also has: EM, F1, Truth, Halluc and Abstain "
+                    "of the old run as it answered and of the new run's candidates decided by the weights, with "
+                    "the paired difference and its bootstrap interval (a markdown table).")
+    replay.add_argument("new", type=Path, help="an `eval qa --out` folder whose records hold their candidates")
+    replay.add_argument("old", type=Path, help="an `eval qa --out` folder of the same questions")
+    replay.add_argument("--weights", default="", help="decision weights (default: the packaged decision.json)")
+    replay.add_argument("--threshold", type=float, default=0.5, help="answer_threshold (default: %(default)s)")
+    replay.set_defaults(run=_decision_replay)
 
     embed = benches.add_parser(
         "embed-speed",
@@ -345,6 +358,19 @@ def _decision_training(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise SystemExit(str(error)) from error
     print(json.dumps(report, indent=1))
+    return 0
+
+
+def _decision_replay(args: argparse.Namespace) -> int:
+    from cragraph.answering.decision import load_decision
+    from cragraph.bench.decision_replay import markdown, replay
+
+    model = load_decision(args.weights)
+    print("| set | metric | old | new | new - old [95%] |\n|---|---|---|---|---|")
+    for folder in sorted(p for p in args.new.iterdir() if (p / "results.jsonl").is_file()):
+        old = args.old / folder.name / "results.jsonl"
+        if old.is_file():
+            print(markdown(folder.name, replay(folder / "results.jsonl", old, model, args.threshold)))
     return 0
 
 

@@ -15,10 +15,10 @@ pytestmark = pytest.mark.integration
 DATA = Path(__file__).resolve().parents[1] / "data" / "userlike"
 # What the packaged reader and decision reach on it (runs/userlike, `cragraph eval folder`), less one: a floor
 # against regressions, not the goal (docs/answering.md has the table and the goal).
-MIN_BRIDGE_RIGHT, MAX_BRIDGE_WRONG = 4, 1  # of 14
+MIN_BRIDGE_RIGHT, MAX_BRIDGE_WRONG = 7, 3  # of 14
 MAX_UNANSWERABLE_ANSWERED = 3  # of 6
 MIN_SINGLE_RIGHT = 7  # of 8
-MIN_COMPARISON_RIGHT = 4  # of 6
+MIN_COMPARISON_RIGHT = 5  # of 6
 MAX_YESNO_WRONG = 3  # of 6
 
 

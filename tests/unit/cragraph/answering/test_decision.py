@@ -93,3 +93,33 @@ def test_the_best_candidate_is_chosen_unless_a_rule_answered(tmp_path):
     ruled = _candidate("yes", "yes_no", passage, "x")
     ruled.features = {"yes_no": 1.0}
     assert choose([wide, ruled], model) is ruled and 0 < ruled.probability < wide.probability
+
+
+def test_a_page_another_reading_answered_with_is_led_to_and_that_answer_leads_on():
+    # Russian titles are inflected and reordered on their pages: the names still match
+    company = {"id": "c", "title": "Тальвея (компания)",
+               "text": "«Тальвея» основана в 2011 году Златой Подберезиной в Кремнегорске."}
+    person = {"id": "p", "title": "Подберезина, Злата Игоревна",
+              "text": "Злата Подберезина родилась в Ольховце в 1979 году."}
+    question = "В каком городе родилась основательница компании «Тальвея»?"
+    bridge = _candidate("Златой Подберезиной", "one_pass", company, company["text"])
+    answer = _candidate("Ольховце", "per_passage", person, person["text"])
+    featurize([bridge, answer], question, {"language": "ru"}, [company, person], lambda t: 1.0)
+    assert answer.features["led_to"] == 1.0 and answer.features["leads_on"] == 0.0
+    assert bridge.features["leads_on"] == 1.0 and bridge.features["led_to"] == 0.0
+    assert bridge.features["named_page"] == 1.0  # the question names the company's page
+
+
+def test_the_pages_of_found_entities_are_read_alone_after_the_first_passages():
+    from cragraph.answering.readings import PER_PASSAGE, bridge_pages
+
+    filler = [{"id": f"f{i}", "title": f"Harbour note {i}", "text": "Ferries leave at noon."}
+              for i in range(PER_PASSAGE)]
+    town = {"id": "t", "title": "Lunevar", "text": "Lunevar lies on the River Caldry."}
+    other = {"id": "o", "title": "Skarnvik", "text": "Skarnvik lies on the Ostrel."}
+    context = [*filler, other, town]
+    person = {"id": "a", "title": "Aurel Denbrook", "text": "Aurel Denbrook was born in Lunevar."}
+    found = [_candidate("Lunevar", "one_pass", person, person["text"])]
+    assert bridge_pages(found, context) == [PER_PASSAGE + 1]  # Lunevar's page, not Skarnvik's
+    found_on_its_own_page = [_candidate("Lunevar", "one_pass", town, town["text"])]
+    assert bridge_pages(found_on_its_own_page, context) == []
