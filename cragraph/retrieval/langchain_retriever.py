@@ -13,10 +13,12 @@ from stores.bundle import load_bundle
 
 
 class CragraphRetriever(BaseRetriever):
-    """Hybrid BM25 + dense search over a cragraph index bundle.
+    """Hybrid BM25 + dense search over a cragraph index bundle, for chains that bring their own answer step.
 
-    Each LangChain Document carries the chunk text as page_content and, in metadata, the chunk and document
-    ids, title, the chunk's own metadata, and every retrieval score.
+    It is the search alone (as `cragraph search`), not the agent: no grading, multi-hop or web search. The bundle
+    is opened once per process (load_bundle) and reopened when the index changes on disk. Each LangChain Document
+    carries the chunk text as page_content and, in metadata, the chunk and document ids, title, the chunk's own
+    metadata, and every retrieval score.
     """
 
     index_path: str
