@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
@@ -29,7 +30,7 @@ class CragraphRetriever(BaseRetriever):
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun
                                 ) -> list[LangChainDocument]:
-        retriever = HybridRetriever(load_bundle(self.index_path), self.settings)
+        retriever = HybridRetriever(load_bundle(Path(self.index_path).expanduser()), self.settings)
         hits = retriever.search(query, k=self.k, mode=self.mode, filters=self.filters)
         return [
             LangChainDocument(
