@@ -79,6 +79,11 @@ async def authenticate(headers: dict[bytes, bytes]) -> dict[str, Any]:
 @auth.on.threads
 async def own_threads(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
     """A caller reads, runs and lists only the threads it created (marked with its identity)."""
+    return mark_owner(ctx, value)
+
+
+def mark_owner(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
+    """The filter that keeps a caller to its own threads; a thread it creates gets its identity as owner."""
     owner = {"owner": ctx.user.identity}
     if isinstance(value, dict):
         metadata = value.setdefault("metadata", {})
@@ -104,12 +109,9 @@ async def own_runs(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
     configurable = (kwargs.get("config") or {}).get("configurable") or {}
     if configurable.get("__context_provided__"):
         refuse_unknown_context(kwargs.get("context"))
-    return await own_threads(ctx, value)
+    return mark_owner(ctx, value)
 
 
-@auth.on.assistants.create
-@auth.on.assistants.update
-@auth.on.assistants.delete
 async def shared_assistants(ctx: Auth.types.AuthContext, value: Any) -> None:
     """With API keys, assistants are the operator's: an assistant is shared by every caller, so one caller
     changing its settings would change the others' runs. Without keys (one anonymous caller) Studio may, with
@@ -118,3 +120,7 @@ async def shared_assistants(ctx: Auth.types.AuthContext, value: Any) -> None:
         refuse_unknown_context(value.get("context"))
     if load_keys():
         raise Auth.exceptions.HTTPException(status_code=403, detail="assistants are managed by the operator")
+
+
+for register in (auth.on.assistants.create, auth.on.assistants.update, auth.on.assistants.delete):
+    register(shared_assistants)

@@ -96,7 +96,7 @@ def run(n_chunks: int, n_queries: int, n_okapi_queries: int, seed: int = 0, data
 
     index = BM25Index()
     start = time.perf_counter()
-    index.add(np.arange(n_chunks, dtype=np.int64), chunks)
+    index.add(range(n_chunks), chunks)
     ours_build_s = time.perf_counter() - start
 
     start = time.perf_counter()

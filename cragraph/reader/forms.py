@@ -83,8 +83,8 @@ def answer_yesno(
         attribute = set(tokenize(question))
         for entity in entities:
             attribute -= set(tokenize(entity))
-        found = [_passage_of(e, passages) for e in entities]
-        if attribute and all(found):
+        found = [p for p in (_passage_of(e, passages) for e in entities) if p is not None]
+        if attribute and len(found) == len(entities):
             covered = [attribute <= set(tokenize(p.title + " " + p.text[:OPENING_CHARS])) for p in found]
             decided = "yes" if all(covered) else "no"
             sentence = candidates[0].sentence if candidates else ""
