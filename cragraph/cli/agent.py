@@ -11,9 +11,7 @@ import math
 import os
 import re
 import shutil
-import signal
 import socket
-import subprocess
 import sys
 import typing
 from pathlib import Path
@@ -442,15 +440,11 @@ def run_serve(args: argparse.Namespace) -> int:
         f"https://smith.langchain.com/studio/?baseUrl=http://127.0.0.1:{args.port}",
         file=sys.stderr,
     )
+    from cragraph.cli.child import run_child
     from cragraph.cli.options import index_location
 
     backend, location = index_location(args.backend, args.uri, args.index)
-    process = subprocess.Popen(command, cwd=ROOT, env=server_env(args.index, location if backend == "milvus" else None))
-    try:
-        return process.wait()
-    except KeyboardInterrupt:
-        process.send_signal(signal.SIGINT)
-        return process.wait()
+    return run_child(command, ROOT, server_env(args.index, location if backend == "milvus" else None))
 
 
 def format_trace(trace: list[dict[str, Any]]) -> str:
