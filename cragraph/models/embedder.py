@@ -191,6 +191,10 @@ class Embedder:
 def _open_candidate(candidate: Candidate) -> SentenceTransformer:
     from sentence_transformers import SentenceTransformer
 
+    from cragraph.models.loading import quiet_weight_loading
+
+    quiet_weight_loading()
+
     if candidate.kind == "packaged-e5":
         from cragraph.models.e5_rebuild import ensure_rebuilt_e5_small
 
