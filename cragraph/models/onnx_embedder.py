@@ -49,6 +49,7 @@ BACKENDS = (TORCH, ONNX, ONNX_INT8, OPENVINO)
 DEFAULT_BACKEND = TORCH  # onnx fp32 measured 0.94x torch on this 2-core CPU (bench/embed_speed.py)
 FP32_FILE = "model.onnx"
 INT8_FILE = "model.int8.onnx"
+RUNNER_TOKENIZER_FILE = "tokenizer.runner.json"
 _OPSET = 17
 
 # e5-small's FFN output projections whose int8 error moves the sentence vectors most (as for the torch int8
@@ -186,6 +187,50 @@ class OpenVinoSession:
         return [f"OpenVINO CPU ({self.precision})"]
 
 
+def ensure_runner_tokenizer(rebuilt: Path) -> Path:
+    """The tokenizer the runners use, saved once beside the graphs: the `tokenizers` object that transformers
+    builds for the folder (it does not read tokenizer.json as written: a trailing space, for one, is dropped),
+    so a runner gets the SentenceTransformer's input ids without importing transformers again, and without the
+    seconds transformers takes to build it."""
+    from filelock import FileLock
+
+    folder = onnx_folder(rebuilt)
+    target = folder / RUNNER_TOKENIZER_FILE
+    if target.is_file():
+        return target
+    folder.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(folder) + ".lock"):
+        if not target.is_file():
+            from transformers import AutoTokenizer
+
+            built = AutoTokenizer.from_pretrained(str(rebuilt)).backend_tokenizer
+            if built is None:
+                raise ValueError(f"{rebuilt} has no fast tokenizer for the runners")
+            _build_atomically(target, lambda path: path.write_text(built.to_str(), encoding="utf-8"))
+    return target
+
+
+class FolderTokenizer:
+    """A saved `tokenizers` tokenizer (ensure_runner_tokenizer), called as a transformers tokenizer is here: the
+    same input ids (tests/integration/test_onnx_embedder.py) without importing transformers."""
+
+    def __init__(self, path: Path, max_length: int) -> None:
+        from tokenizers import Tokenizer
+
+        self.tokenizer = Tokenizer.from_file(str(path))
+        self.tokenizer.enable_truncation(max_length=max_length)  # set once: the object is shared by threads
+        self.max_length = max_length
+        pad = self.tokenizer.token_to_id("<pad>")
+        self.pad_token_id = 1 if pad is None else int(pad)
+
+    def __call__(self, texts: list[str], truncation: bool, max_length: int, add_special_tokens: bool
+                 ) -> dict[str, list[list[int]]]:
+        if not truncation or max_length != self.max_length:
+            raise ValueError(f"this tokenizer truncates at {self.max_length} tokens, not at {max_length}")
+        encodings = self.tokenizer.encode_batch(texts, add_special_tokens=add_special_tokens)
+        return {"input_ids": [encoding.ids for encoding in encodings]}
+
+
 class OnnxRunner:
     """An ONNX Runtime (or OpenVINO) session plus the folder's tokenizer: texts in, L2-normalized float32 rows out."""
 
@@ -231,8 +276,8 @@ class OnnxRunner:
             options.intra_op_num_threads = self.threads
             options.inter_op_num_threads = 1
         providers = ["CPUExecutionProvider"]
-        cuda = use_cuda() if self.cuda is None else self.cuda
-        if cuda and "CUDAExecutionProvider" in ort.get_available_providers():
+        if "CUDAExecutionProvider" in ort.get_available_providers() and (  # torch is asked only then: 2 s import
+                use_cuda() if self.cuda is None else self.cuda):
             providers.insert(0, "CUDAExecutionProvider")
         return ort.InferenceSession(str(self.graph), options, providers=providers)
 
