@@ -323,18 +323,18 @@ def quantized_copy(embedder: Embedder) -> Embedder:
 
 def runner_embedder(backend: str) -> Embedder:
     """The packaged e5-small served by ONNX Runtime (`backend` onnx or onnx-int8) or OpenVINO (openvino, on the
-    fp32 graph), tokenized as transformers tokenizes it (ensure_runner_tokenizer). Its SentenceTransformer is the
+    fp32 graph), tokenized by the rebuilt folder's tokenizer.json. Its SentenceTransformer is the
     process's torch e5-small, opened on first read of `model` (the reader, the evaluators), not to embed. The
     graph is exported from the rebuilt folder on first use and cached beside it (models/onnx_embedder.py)."""
     import json
 
     from cragraph.models.e5_rebuild import ensure_rebuilt_e5_small
-    from cragraph.models.onnx_embedder import embed_threads, ensure_onnx, ensure_runner_tokenizer
+    from cragraph.models.onnx_embedder import embed_threads, ensure_onnx
 
     folder = ensure_rebuilt_e5_small()
     graph = ensure_onnx(folder, int8=backend == ONNX_INT8)
     max_length = int(json.loads((folder / "sentence_bert_config.json").read_text())["max_seq_length"])
-    tokenizer = FolderTokenizer(ensure_runner_tokenizer(folder), max_length)
+    tokenizer = FolderTokenizer(folder / "tokenizer.json", max_length)
     dim = int(json.loads((folder / "config.json").read_text())["hidden_size"])
     runner = OnnxRunner(graph, tokenizer, max_length,
                         threads=embed_threads(), runtime="openvino" if backend == OPENVINO else "onnxruntime")

@@ -49,7 +49,6 @@ BACKENDS = (TORCH, ONNX, ONNX_INT8, OPENVINO)
 DEFAULT_BACKEND = TORCH  # onnx fp32 measured 0.94x torch on this 2-core CPU (bench/embed_speed.py)
 FP32_FILE = "model.onnx"
 INT8_FILE = "model.int8.onnx"
-RUNNER_TOKENIZER_FILE = "tokenizer.runner.json"
 _OPSET = 17
 
 # e5-small's FFN output projections whose int8 error moves the sentence vectors most (as for the torch int8
@@ -187,32 +186,10 @@ class OpenVinoSession:
         return [f"OpenVINO CPU ({self.precision})"]
 
 
-def ensure_runner_tokenizer(rebuilt: Path) -> Path:
-    """The tokenizer the runners use, saved once beside the graphs: the `tokenizers` object that transformers
-    builds for the folder (it does not read tokenizer.json as written: a trailing space, for one, is dropped),
-    so a runner gets the SentenceTransformer's input ids without importing transformers again, and without the
-    seconds transformers takes to build it."""
-    from filelock import FileLock
-
-    folder = onnx_folder(rebuilt)
-    target = folder / RUNNER_TOKENIZER_FILE
-    if target.is_file():
-        return target
-    folder.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(folder) + ".lock"):
-        if not target.is_file():
-            from transformers import AutoTokenizer
-
-            built = AutoTokenizer.from_pretrained(str(rebuilt)).backend_tokenizer
-            if built is None:
-                raise ValueError(f"{rebuilt} has no fast tokenizer for the runners")
-            _build_atomically(target, lambda path: path.write_text(built.to_str(), encoding="utf-8"))
-    return target
-
-
 class FolderTokenizer:
-    """A saved `tokenizers` tokenizer (ensure_runner_tokenizer), called as a transformers tokenizer is here: the
-    same input ids (tests/integration/test_onnx_embedder.py) without importing transformers."""
+    """The rebuilt folder's tokenizer.json (as transformers builds it: e5_rebuild.settle_tokenizer) through the
+    `tokenizers` library, called as a transformers tokenizer is here: the same input ids
+    (tests/integration/test_onnx_embedder.py) without importing transformers."""
 
     def __init__(self, path: Path, max_length: int) -> None:
         from tokenizers import Tokenizer
