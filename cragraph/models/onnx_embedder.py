@@ -100,6 +100,9 @@ def export_onnx(model_folder: Path, target: Path) -> None:
     import torch
     from transformers import AutoModel
 
+    from cragraph.models.loading import quiet_weight_loading
+
+    quiet_weight_loading()
     bert = AutoModel.from_pretrained(str(model_folder), attn_implementation="eager").eval()
 
     class Pooled(torch.nn.Module):
