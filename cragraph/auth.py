@@ -77,10 +77,13 @@ async def authenticate(headers: dict[bytes, bytes]) -> dict[str, Any]:
     return user
 
 
-@auth.on.threads
-@auth.on.crons
 async def own_threads(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
     """A caller reads, runs and lists only the threads (and crons) it created, marked with its identity."""
+    return mark_owner(ctx, value)
+
+
+def mark_owner(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
+    """The filter that keeps a caller to its own threads and crons; one it creates gets its identity as owner."""
     owner = {"owner": ctx.user.identity}
     if isinstance(value, dict):
         metadata = value.setdefault("metadata", {})
@@ -106,18 +109,13 @@ async def own_runs(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
     configurable = (kwargs.get("config") or {}).get("configurable") or {}
     if configurable.get("__context_provided__"):
         refuse_unknown_context(kwargs.get("context"))
-    return await own_threads(ctx, value)
+    return mark_owner(ctx, value)
 
 
-@auth.on.assistants.read
-@auth.on.assistants.search
 async def read_assistants(ctx: Auth.types.AuthContext, value: Any) -> None:
     """Every caller reads the shared assistants (registered so that no path is left without a handler)."""
 
 
-@auth.on.assistants.create
-@auth.on.assistants.update
-@auth.on.assistants.delete
 async def shared_assistants(ctx: Auth.types.AuthContext, value: Any) -> None:
     """With API keys, assistants are the operator's: an assistant is shared by every caller, so one caller
     changing its settings would change the others' runs. Without keys (one anonymous caller) Studio may, with
@@ -141,3 +139,13 @@ async def own_store(ctx: Auth.types.AuthContext, value: Any) -> None:
     elif namespace[0] != ctx.user.identity:
         raise Auth.exceptions.HTTPException(
             status_code=403, detail=f"store namespaces of this caller start with {ctx.user.identity!r}")
+
+
+# one handler per action (stacked decorators lose the handler's type): threads and crons are their owner's,
+# assistants are read by every caller and changed by the operator only
+for register_owned in (auth.on.threads, auth.on.crons):
+    register_owned(own_threads)
+for register_read in (auth.on.assistants.read, auth.on.assistants.search):
+    register_read(read_assistants)
+for register in (auth.on.assistants.create, auth.on.assistants.update, auth.on.assistants.delete):
+    register(shared_assistants)

@@ -179,11 +179,13 @@ class OutputState(TypedDict, total=False):
 
 
 class Turn(TypedDict):
-    """One answered turn of a thread: the standalone question asked and the answer given."""
+    """One answered turn of a thread: the standalone question asked and the answer given; `earlier`, the few
+    turns before it as [question, answer] pairs (oldest first), which "what about X?" may need (followup.py)."""
 
     question: str
     answer: str
     abstained: bool
+    earlier: NotRequired[list[list[str]]]
 
 
 class State(InputState, OutputState, total=False):

@@ -24,10 +24,14 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from stores.tokenize import tokenize
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 FEATURE_VERSION = 3
 FEATURE_NAMES = (
@@ -64,7 +68,7 @@ _BM25_K1, _BM25_B = 1.2, 0.75
 class StaticPieces:
     """e5's tokenizer and input word-piece table: token-level matching without running the transformer."""
 
-    tokenizer: object
+    tokenizer: Any  # the model's Hugging Face tokenizer
     table: np.ndarray  # (vocab, dim) float32, rows L2-normalized lazily by `vectors`
     skip_ids: frozenset[int]
     word_piece: np.ndarray  # (vocab,) bool: the piece holds a letter or digit (punctuation pieces are skipped)
@@ -72,8 +76,8 @@ class StaticPieces:
     rarity_memo: dict[str, float] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_sentence_transformer(cls, model: object) -> StaticPieces:
-        transformer = model[0]  # sentence-transformers' Transformer module
+    def from_sentence_transformer(cls, model: SentenceTransformer) -> StaticPieces:
+        transformer: Any = model[0]  # sentence-transformers' Transformer module (its attributes vary by version)
         auto_model = getattr(transformer, "auto_model", None) or transformer.model
         table = auto_model.get_input_embeddings().weight.detach().float().numpy()
         tokenizer = transformer.tokenizer

@@ -62,13 +62,14 @@ class MLPHead:
             if len(head.weights) != len(first.weights):
                 raise ValueError("heads to average must have the same depth")
         depth, k = len(first.weights), len(heads)
-        weights, biases = [], []
+        weights: list[np.ndarray] = []
+        biases: list[np.ndarray] = []
         for layer in range(depth):
             parts = [h.weights[layer] for h in heads]
             layer_biases = [h.biases[layer] for h in heads]
             if layer == depth - 1:  # the output: the mean of the heads' logits
                 stacked = parts if depth == 1 else [np.concatenate(parts, axis=0)]
-                weight = sum(stacked) / k if depth == 1 else stacked[0] / k
+                weight = np.sum(stacked, axis=0) / k if depth == 1 else stacked[0] / k
                 bias = np.mean(layer_biases, axis=0)
             elif layer == 0:  # every head reads the same inputs
                 weight, bias = np.concatenate(parts, axis=1), np.concatenate(layer_biases)
@@ -84,7 +85,7 @@ class MLPHead:
         return cls(first.feature_names, first.mean, first.std, weights, biases, meta or {})
 
     def save(self, path: Path) -> None:
-        arrays = {"mean": self.mean, "std": self.std}
+        arrays: dict[str, Any] = {"mean": self.mean, "std": self.std}  # keyword arguments of np.savez
         for index, (weight, bias) in enumerate(zip(self.weights, self.biases, strict=True)):
             arrays[f"w{index}"] = weight.astype(np.float32)
             arrays[f"b{index}"] = bias.astype(np.float32)

@@ -13,6 +13,7 @@ import re
 import threading
 from typing import Any
 
+from langchain_core.language_models import LanguageModelInput
 from langchain_core.language_models.chat_models import BaseChatModel
 
 from cragraph.models.chat import message_text
@@ -71,7 +72,7 @@ class LLMGraderEvaluator(RelevanceEvaluator):
         return counts
 
     def _score_batch(self, question: str, passages: list[str]) -> list[float]:
-        prompts = [grade_messages(question, p[: self.max_passage_chars]) for p in passages]
+        prompts: list[LanguageModelInput] = [grade_messages(question, p[: self.max_passage_chars]) for p in passages]
         config: Any = {"max_concurrency": self.max_concurrency}
         replies = self.model.batch(prompts, config=config)
         grades = [parse_relevance(message_text(reply)) for reply in replies]

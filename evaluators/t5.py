@@ -13,7 +13,12 @@ classification head reads.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from evaluators.base import RelevanceEvaluator, load_error, resolve_model_source
+
+if TYPE_CHECKING:
+    from transformers import BatchEncoding
 
 MAX_LENGTH_CAP = 512
 
@@ -22,9 +27,12 @@ class T5Evaluator(RelevanceEvaluator):
     """Scores with a CRAG-style T5 relevance model from a Hugging Face id or a local folder (CPU)."""
 
     def __init__(self, model: str, max_length: int | None = None, device: str = "cpu") -> None:
-        import torch  # noqa: F401  (fail early with the real error if torch is missing)
+        import torch  # imported first: fail early with the real error if torch is missing
         from transformers import AutoTokenizer, T5ForSequenceClassification
 
+        from cragraph.models.loading import quiet_weight_loading
+
+        quiet_weight_loading()
         source = resolve_model_source(model, "t5")
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(source)
@@ -38,14 +46,15 @@ class T5Evaluator(RelevanceEvaluator):
             )
         if self.tokenizer.eos_token_id is None:
             raise ValueError(f"t5 evaluator tokenizer of {source!r} has no eos token; the head reads </s>")
-        self.model.to(device).eval()
+        module: torch.nn.Module = self.model  # PreTrainedModel.to's decorator hides its signature from mypy
+        module.to(device).eval()
         self.device = device
         self.source = source
         self.name = f"t5:{model}"
         tokenizer_max = int(min(self.tokenizer.model_max_length or MAX_LENGTH_CAP, MAX_LENGTH_CAP))
         self.max_length = min(max_length, tokenizer_max) if max_length else tokenizer_max
 
-    def _encode(self, question: str, passages: list[str]) -> dict:
+    def _encode(self, question: str, passages: list[str]) -> BatchEncoding:
         """Token ids for each pair, truncated to max_length with one final </s>; the head reads the last </s>,
         and T5ForSequenceClassification requires the same number of </s> per row, so stray ones are dropped."""
         eos = self.tokenizer.eos_token_id

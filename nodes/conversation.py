@@ -30,6 +30,7 @@ from nodes._runtime import settings_of
 from prompts.followup import StandaloneQuestion, followup_messages
 
 MAX_GROWTH_CHARS = 200  # an LLM rewrite may add names, not paragraphs
+KEPT_TURNS = 3  # turns a `{"question": ...}` thread keeps before its last one, for "what about X?"
 
 
 def conversation(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -76,7 +77,9 @@ def respond(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """The answer as the thread's next AIMessage (chat runs only), and the turn a later follow-up leans on."""
     answer = state.get("answer") or ""
     standalone = state.get("question") if isinstance(state.get("question"), str) else ""
-    turn: Turn = {"question": standalone or "", "answer": answer, "abstained": bool(state.get("abstained"))}
+    earlier = [[asked, said] for asked, said in _last_turn(state)][-KEPT_TURNS:]
+    turn: Turn = {"question": standalone or "", "answer": answer, "abstained": bool(state.get("abstained")),
+                  "earlier": earlier}
     update: dict[str, Any] = {"last_turn": turn}
     if state.get("messages"):
         update["messages"] = [answer_message(state)]
@@ -132,15 +135,17 @@ def _turns(history: list[AnyMessage]) -> list[tuple[str, str]]:
 
 
 def _last_turn(state: State) -> list[tuple[str, str]]:
+    """The thread's turns kept with its last one (`{"question": ...}` runs have no messages), oldest first."""
     turn = state.get("last_turn")
     if not turn or not turn.get("question"):
         return []
-    return [(turn["question"], "" if turn.get("abstained") else turn.get("answer", ""))]
+    earlier = [(pair[0], pair[1]) for pair in turn.get("earlier") or [] if len(pair) == 2]
+    return [*earlier, (turn["question"], "" if turn.get("abstained") else turn.get("answer", ""))]
 
 
 def _resolve(question: str, turns: list[tuple[str, str]], settings: Context) -> tuple[Resolution, str | None]:
     previous_question, previous_answer = turns[-1]
-    rule = resolve(question, previous_question, previous_answer)
+    rule = resolve(question, previous_question, previous_answer, earlier=turns[:-1])
     if not settings.llm_followup:
         return rule, None
     spec = settings.model_for(settings.rewrite_model)

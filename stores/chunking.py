@@ -82,8 +82,10 @@ def chunk_documents(docs: Iterable[Document], embed: Embed, progress: bool = Tru
     """Chunk many documents, embedding the sentences of several documents per `embed` call.
 
     `settings` are `chunk_document`'s keywords. Documents are gathered until at least `embed_batch` sentences
-    are waiting, so short documents do not each pay for a separate embedder call. Shows a tqdm bar (documents,
-    rate, ETA) on stderr when `progress` is true. Chunks come back in document order.
+    are waiting, so short documents do not each pay for a separate embedder call. Shows a tqdm bar on stderr when
+    `progress` is true, counted in characters and moved every `embed_batch` sentences, so one long document shows
+    its rate and ETA too (a bar of documents would sit at 0/1 for the hours a 20 MB file takes). Chunks come back
+    in document order.
     """
     from tqdm.auto import tqdm
 
@@ -91,20 +93,35 @@ def chunk_documents(docs: Iterable[Document], embed: Embed, progress: bool = Tru
     docs = list(docs)
     results: list[list[Chunk]] = [[] for _ in docs]
     pending: list[tuple[int, _Plan]] = []
+    finished = 0
 
-    with tqdm(total=len(docs), unit="doc", desc="chunking", disable=not progress) as bar:
+    with tqdm(total=sum(len(doc.text) for doc in docs), unit="char", unit_scale=True, desc="chunking",
+              disable=not progress) as bar:
+
+        def done(count: int, characters: int) -> None:
+            nonlocal finished
+            finished += count
+            bar.update(characters)
+            bar.set_postfix_str(f"{finished}/{len(docs)} documents", refresh=False)
 
         def flush() -> None:
             if not pending:
                 return
             texts = [text for _, plan in pending for text in _unit_texts(plan)]
-            vectors = _embed_checked(embed, texts)
+            parts, shown = [], 0
+            for start in range(0, len(texts), embed_batch):
+                batch = texts[start:start + embed_batch]
+                parts.append(_embed_checked(embed, batch))
+                step = sum(map(len, batch))
+                bar.update(step)
+                shown += step
+            vectors = np.concatenate(parts)
             offset = 0
             for index, plan in pending:
                 count = len(plan.units)
                 results[index] = _assemble(plan, vectors[offset:offset + count], chunk_settings)
                 offset += count
-            bar.update(len(pending))
+            done(len(pending), sum(len(plan.doc.text) for _, plan in pending) - shown)  # the text between units
             pending.clear()
 
         waiting = 0
@@ -112,7 +129,7 @@ def chunk_documents(docs: Iterable[Document], embed: Embed, progress: bool = Tru
             plan = _plan(doc, chunk_settings)
             if not plan.needs_embedding:
                 results[index] = _assemble(plan, None, chunk_settings)
-                bar.update(1)
+                done(1, len(doc.text))
                 continue
             pending.append((index, plan))
             waiting += len(plan.units)

@@ -40,12 +40,12 @@ class DenseIndex:
 
     def add(self, ids: Sequence[int], vectors: np.ndarray) -> None:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1, self.dim)
-        ids = np.asarray(ids, dtype=np.int64)
-        if len(ids) != len(vectors):
-            raise ValueError(f"{len(ids)} ids for {len(vectors)} vectors")
-        if len(set(ids.tolist()) & self._row_of.keys()):
+        new = np.asarray(ids, dtype=np.int64)
+        if len(new) != len(vectors):
+            raise ValueError(f"{len(new)} ids for {len(vectors)} vectors")
+        if len(set(new.tolist()) & self._row_of.keys()):
             raise ValueError("some ids are already in the dense index")
-        self.ids = np.concatenate([self.ids, ids])
+        self.ids = np.concatenate([self.ids, new])
         self.vectors = np.concatenate([self.vectors, vectors])
         self._reindex()
 
@@ -120,6 +120,7 @@ class DenseIndex:
 
     def _reindex(self) -> None:
         self._row_of = {int(i): r for r, i in enumerate(self.ids)}
+        index: faiss.Index
         if self.kind == "hnsw":
             index = faiss.IndexHNSWFlat(self.dim, self.hnsw_m, faiss.METRIC_INNER_PRODUCT)
             index.hnsw.efConstruction = 200

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -81,7 +82,6 @@ class EntityGraph:
               neighbours: sp.csr_matrix | None = None) -> EntityGraph:
         """The graph of chunks `rows` (with their entities and unit vectors, in the same order); `neighbours`, when
         given, replaces the exact neighbour pass (the bundle gives its HNSW index's on large corpora)."""
-        rows = np.asarray(rows, dtype=np.int64)
         keys = [list(dict.fromkeys(k for k in map(entity_key, names) if k)) for names in entities_per_row]
         vocabulary = sorted({k for row_keys in keys for k in row_keys})
         ids = {k: i for i, k in enumerate(vocabulary)}
@@ -91,7 +91,7 @@ class EntityGraph:
         mentions = sp.csr_matrix((np.ones(len(pairs)), (chunk_ids, entity_ids)), shape=(len(rows), len(vocabulary)))
         if neighbours is None:
             neighbours = nearest_neighbours(np.asarray(vectors, dtype=np.float32), knn, min_cosine)
-        return cls(rows, vocabulary, mentions, neighbours, _synonym_edges(vocabulary))
+        return cls(np.asarray(rows, dtype=np.int64), vocabulary, mentions, neighbours, _synonym_edges(vocabulary))
 
     # ---- walking -------------------------------------------------------------------------------------------
 
@@ -160,7 +160,7 @@ class EntityGraph:
     def save(self, folder: str | Path) -> list[str]:
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        arrays = {"format_version": np.asarray(FORMAT_VERSION), "rows": self.rows,
+        arrays: dict[str, Any] = {"format_version": np.asarray(FORMAT_VERSION), "rows": self.rows,
                   "entities": np.asarray(self.entities, dtype=str)}
         for name in ("mentions", "neighbours", "synonyms"):
             matrix = getattr(self, name)

@@ -80,7 +80,8 @@ def run_ablation(dataset_dir: str | Path, ablate: Sequence[str], embedder: str =
 
     dataset = load_dataset(dataset_dir, limit=limit)
     bundle = dataset_index(dataset, embedder, index_root, progress)
-    context = Context(index=str(bundle.path), **({"chat_model": chat_model} if chat_model else {}))
+    chosen: dict[str, Any] = {"chat_model": chat_model} if chat_model else {}
+    context = Context(index=str(bundle.path), **chosen)
     retriever = HybridRetriever(bundle, section(RetrievalSettings, context, "retrieval_"))
     bundle.embedder.embed_queries(["warm-up"])  # load the model before timing
 

@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from rank_bm25 import BM25Okapi
 
+from cragraph.bench.extra import bench_import
 from stores.bm25 import BM25Index
 from stores.tokenize import clear_stem_cache, tokenize
 from stores.types import titled
@@ -96,11 +96,11 @@ def run(n_chunks: int, n_queries: int, n_okapi_queries: int, seed: int = 0, data
 
     index = BM25Index()
     start = time.perf_counter()
-    index.add(np.arange(n_chunks, dtype=np.int64), chunks)
+    index.add(range(n_chunks), chunks)
     ours_build_s = time.perf_counter() - start
 
     start = time.perf_counter()
-    okapi = BM25Okapi(tokens, k1=index.k1, b=index.b, epsilon=index.epsilon)
+    okapi = bench_import("rank_bm25").BM25Okapi(tokens, k1=index.k1, b=index.b, epsilon=index.epsilon)
     okapi_build_s = time.perf_counter() - start
     print(f"built: ours {ours_build_s:.1f} s (tokenizing included), "
           f"rank-bm25 {okapi_build_s:.1f} s (from tokens)")

@@ -26,6 +26,7 @@ import numpy as np
 
 from cragraph.answering.decision import DEFAULT_WEIGHTS, DecisionModel
 from cragraph.answering.features import MODEL_FEATURES, model_vector
+from cragraph.bench.extra import bench_import
 from cragraph.bench.qa_metrics import contains_answer, token_f1
 from cragraph.bench.reader_examples import unseen_by_reader
 
@@ -211,10 +212,8 @@ def paired_truth(a: Sequence[tuple[float, float]], b: Sequence[tuple[float, floa
 
 
 def reliability_plot(parts: dict[str, dict[str, Any]], out: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    bench_import("matplotlib").use("Agg")
+    plt = bench_import("matplotlib.pyplot")
 
     fig, ax = plt.subplots(figsize=(4.5, 4.5))
     ax.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=1)

@@ -123,7 +123,7 @@ def run_evaluator_eval(dataset_dir: str | Path, evaluator: str = "embedded", emb
         removed_best = [max(s, default=-np.inf) for s in scores[name]["removed"]]
         best = full_best + removed_best
         truth = truth_full + [False] * len(removed_best)
-        thresholds = suggest_thresholds(np.clip(best, -1, 1), truth, precision)
+        thresholds = suggest_thresholds(np.clip(best, -1, 1).tolist(), truth, precision)
         both = decision_report(best, truth, thresholds)
         full = decision_report(full_best, truth_full, thresholds)
         removed = decision_report(removed_best, [False] * len(removed_best), thresholds)

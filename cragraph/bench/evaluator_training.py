@@ -184,9 +184,9 @@ def train_head(features: np.ndarray, labels: np.ndarray, weights: np.ndarray, is
     for epoch in bar:
         model.train()
         for batch in np.array_split(rng.permutation(train_rows), max(1, len(train_rows) // 256)):
-            index = torch.tensor(batch)
-            logits = model(x[index]).squeeze(1)
-            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, y[index], weight=w[index])
+            picked = torch.tensor(batch)
+            logits = model(x[picked]).squeeze(1)
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, y[picked], weight=w[picked])
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -222,7 +222,8 @@ def run_training(data_root: Path, out: Path = DEFAULT_WEIGHTS, seed: int = SEED,
         folders = [crosslingual_dataset(train[f"xquad_train__{corpus}"], train[f"xquad_train__{questions}"],
                                         work / "crosslingual") for corpus, questions in CROSSLINGUAL_PAIRS]
     extractor = RelevanceFeatures()
-    parts, keys, weights, per_set = [], [], [], {}
+    parts, weights, per_set = [], [], {}
+    keys: list[str] = []
     for folder in folders:
         examples = mine_examples(folder, extractor, work / "features", seed=seed, progress=progress)
         parts.append(examples)

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from cragraph.bench.extra import bench_import
 from stores.bundle import IndexBundle
 from stores.tokenize import tokenize
 from stores.types import Chunk, Hit
@@ -54,9 +55,9 @@ class LangChainEnsemble:
     name = "langchain-ensemble"
 
     def __init__(self, bundle: IndexBundle, weights: Sequence[float] = (0.5, 0.5), pool: int = 10) -> None:
-        from langchain_classic.retrievers import EnsembleRetriever
-        from langchain_community.retrievers import BM25Retriever
-        from langchain_community.vectorstores import FAISS
+        EnsembleRetriever = bench_import("langchain_classic.retrievers").EnsembleRetriever
+        BM25Retriever = bench_import("langchain_community.retrievers").BM25Retriever
+        FAISS = bench_import("langchain_community.vectorstores").FAISS
 
         rows, chunks = bundle_chunks(bundle)
         self._chunks = {c.id: c for c in chunks}
@@ -81,10 +82,8 @@ class RankBM25:
     name = "rank-bm25"
 
     def __init__(self, bundle: IndexBundle) -> None:
-        from rank_bm25 import BM25Okapi
-
         _, self._chunks = bundle_chunks(bundle)
-        self.okapi = BM25Okapi([tokenize(c.passage) or ["\u2205"] for c in self._chunks])
+        self.okapi = bench_import("rank_bm25").BM25Okapi([tokenize(c.passage) or ["\u2205"] for c in self._chunks])
 
     def search(self, question: str, k: int = 10) -> list[Hit]:
         scores = self.okapi.get_scores(tokenize(question))

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+from cragraph.bench.extra import bench_import
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen before pyplot is imported)
+bench_import("matplotlib").use("Agg")
+plt = bench_import("matplotlib.pyplot")  # after use(): the backend must be chosen before pyplot is imported
 
 
 def recall_plot(summary: dict[str, dict[str, Any]], path: Path, title: str = "") -> Path:

@@ -255,7 +255,7 @@ def answer_scores(trace: Sequence[dict[str, Any]], state: dict[str, Any]) -> dic
     """The answer's confidence and margin, its best evidence score, the grade of the passage it cites first, the
     best grade in its context and where the cited passage came from (index or web): what abstention is chosen from.
     An abstention keeps its reason and, when the reader's span was held back, that span's confidence and margin."""
-    last = next((r for r in reversed(trace) if r.get("node") == "answer"), {})
+    last: dict[str, Any] = next((r for r in reversed(trace) if r.get("node") == "answer"), {})
     counts = last.get("counts") or {}
     withheld = state.get("withheld") or {}
     citations = state.get("citations") or []
@@ -487,7 +487,7 @@ def memory_gib() -> float | None:
 
 def environment() -> dict[str, Any]:
     """Versions and machine, so a reader can tell which run they look at."""
-    versions = {}
+    versions: dict[str, str | None] = {}
     for package in PACKAGES:
         try:
             versions[package] = metadata.version(package)

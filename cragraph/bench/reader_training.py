@@ -25,7 +25,7 @@ from tqdm import tqdm
 from cragraph.bench.qa_metrics import exact_match, token_f1
 from cragraph.bench.reader_examples import Example, training_examples
 from cragraph.reader.decode import best_spans, clean_span
-from cragraph.reader.encoder import Bottom, Layer, SpanHead
+from cragraph.reader.encoder import Bottom, Layer, SpanHead, embedder_bert
 from cragraph.reader.inputs import answer_char_spans, encode, token_positions
 from cragraph.reader.window import build_context
 
@@ -78,7 +78,7 @@ def bottom_features(rows: list[dict], bottom: Bottom, cache: Path, batch: int = 
     if Path(f"{stem}.npy").exists():
         flat = np.load(f"{stem}.npy")
     else:
-        out: list[np.ndarray | None] = [None] * len(rows)
+        out: list[np.ndarray] = [np.empty(0)] * len(rows)  # every row is filled below
         order = np.argsort(lengths, kind="stable")
         for b in tqdm(range(0, len(order), batch), desc="reader bottom features", unit="batch"):
             idx = order[b : b + batch]
@@ -189,8 +189,8 @@ def train_reader(
     from cragraph.models.embedder import load_embedder
 
     embedder = load_embedder("e5-small")
-    bert = embedder.model[0].auto_model  # fp32 weights to initialise the trainable top layers
-    quantized = load_embedder("e5-small", quantize=True).model[0].auto_model
+    bert = embedder_bert(embedder.model)  # fp32 weights to initialise the trainable top layers
+    quantized = embedder_bert(load_embedder("e5-small", quantize=True).model)
     tokenizer = embedder.model.tokenizer
     train, val = training_examples(
         config["seed"], config["n_passages"], config["cmrc_train_max"], config["cmrc_dev_max"], data_root,

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import cast
 
 from tqdm.auto import tqdm
 
@@ -25,7 +26,7 @@ from cragraph.bench.router import router_runner
 from cragraph.models.paths import cache_root
 from cragraph.planning.settings import MultihopSettings
 from cragraph.retrieval.graph_walk import graph_rerank
-from cragraph.retrieval.retriever import FUSIONS, MODES, HybridRetriever, RetrievalSettings
+from cragraph.retrieval.retriever import FUSIONS, MODES, Fusion, HybridRetriever, Mode, RetrievalSettings
 from stores.backend import Index
 from stores.bundle import BundleError, IndexBundle, IndexSettings
 from stores.milvus.index import MilvusIndex
@@ -116,11 +117,12 @@ def retriever_modes(retriever: HybridRetriever, modes: Sequence[str]) -> dict[st
         if base not in MODES or (fusion and (base != "hybrid" or fusion not in FUSIONS)):
             raise ValueError(f"unknown mode {mode!r}; expected bm25, dense, hybrid, hybrid-<{'|'.join(FUSIONS)}>, "
                              "multihop, multihop-nograph, graph or router")
-        search = HybridRetriever(retriever.bundle, replace(retriever.settings, fusion=fusion)) if fusion \
-            else retriever
+        search = HybridRetriever(retriever.bundle, replace(retriever.settings, fusion=cast(Fusion, fusion))) \
+            if fusion else retriever
+        searched = cast(Mode, base)  # both checked against MODES and FUSIONS above
 
         def run(question: str) -> list[str]:
-            hits = search.search(question, k=CHUNKS_PER_QUERY, mode=base)
+            hits = search.search(question, k=CHUNKS_PER_QUERY, mode=searched)
             return unique_in_order([h.chunk.doc_id for h in hits])
         return run
     return {mode: runner(mode) for mode in modes}

@@ -11,9 +11,7 @@ import math
 import os
 import re
 import shutil
-import signal
 import socket
-import subprocess
 import sys
 import typing
 from pathlib import Path
@@ -30,9 +28,10 @@ OFFLINE_SERVER_ENV = {
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    from cragraph.cli.options import DEFAULT_INDEX, add_backend_options
+    from cragraph.cli.options import DEFAULT_INDEX, ContextDefaults, add_backend_options
 
-    ask = commands.add_parser("ask", help="answer a question from the index (CRAG graph), with citations")
+    ask = commands.add_parser("ask", help="answer a question from the index (CRAG graph), with citations",
+                              formatter_class=ContextDefaults)
     ask.add_argument("question", nargs="*",
                      help="one or more questions; - reads more from stdin, one per line, each answered as it "
                           "arrives by the same process (models load once; empty lines are skipped, EOF ends)")
@@ -65,7 +64,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--web",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="web search on ambiguous/incorrect grades (needs TAVILY_API_KEY; default: on)",
+        help="web search on ambiguous/incorrect grades (needs TAVILY_API_KEY)",
     )
     ask.add_argument("--chat-model", default=None, help="chat model for LLM stages: embedded or provider:model")
     ask.add_argument(
@@ -74,7 +73,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         default=None,
         help="write the answer with the chat model instead of extracting it",
     )
-    ask.add_argument("--evaluator", default=None, help="relevance evaluator spec (default: cosine)")
+    ask.add_argument("--evaluator", default=None,
+                     help="relevance evaluator: embedded, cosine, t5:MODEL, cross-encoder:MODEL, llm:PROVIDER:MODEL")
     ask.add_argument(
         "--filter",
         action="append",
@@ -110,21 +110,17 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def build_context(args: argparse.Namespace) -> Any:
-    from cragraph.cli.options import DEFAULT_INDEX, index_location
+    from cragraph.cli.options import CONTEXT_OPTIONS, DEFAULT_INDEX, index_location
     from cragraph.context import Context
 
     values: dict[str, Any] = {"index": args.index or DEFAULT_INDEX}
     backend, location = index_location(getattr(args, "backend", None), getattr(args, "uri", None), args.index)
     if backend == "milvus":
         values.update(index_backend=backend, index_uri=location)
-    if args.web is not None:
-        values["web_search"] = args.web
-    if args.chat_model:
-        values["chat_model"] = args.chat_model
-    if args.llm_answer is not None:
-        values["llm_answer"] = args.llm_answer
-    if args.evaluator:
-        values["evaluator"] = args.evaluator
+    for option, field in CONTEXT_OPTIONS.items():
+        value = getattr(args, option)
+        if value is not None and value != "":
+            values[field] = value
     values.update(set_values(args.set))
     return Context(**values)
 
@@ -440,15 +436,11 @@ def run_serve(args: argparse.Namespace) -> int:
         f"https://smith.langchain.com/studio/?baseUrl=http://127.0.0.1:{args.port}",
         file=sys.stderr,
     )
+    from cragraph.cli.child import run_child
     from cragraph.cli.options import index_location
 
     backend, location = index_location(args.backend, args.uri, args.index)
-    process = subprocess.Popen(command, cwd=ROOT, env=server_env(args.index, location if backend == "milvus" else None))
-    try:
-        return process.wait()
-    except KeyboardInterrupt:
-        process.send_signal(signal.SIGINT)
-        return process.wait()
+    return run_child(command, ROOT, server_env(args.index, location if backend == "milvus" else None))
 
 
 def format_trace(trace: list[dict[str, Any]]) -> str:

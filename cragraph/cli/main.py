@@ -9,6 +9,7 @@ import logging
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cragraph.cli.agent import register as register_agent_commands
 from cragraph.cli.bench import register as register_bench_commands
@@ -17,6 +18,10 @@ from cragraph.cli.options import DEFAULT_INDEX, add_backend_options, index_locat
 from cragraph.cli.plan import register as register_plan_commands
 from cragraph.cli.qa import add_eval_folder, add_eval_qa, add_eval_qa_suite
 from cragraph.cli.web import register as register_web_commands
+
+if TYPE_CHECKING:
+    from stores.backend import Index
+    from stores.bundle import IngestReport
 
 EXAMPLES = """examples:
   cragraph index notes/ papers/ --index .cragraph/index   index folders of .md .txt .html .jsonl files
@@ -205,6 +210,20 @@ def _index(args: argparse.Namespace) -> int:
         return _index_locked(args, backend, location)
 
 
+def _add_then_delete(bundle: Index, paths: list[str] | None, delete: list[str] | None, progress: bool,
+                     follow: bool) -> IngestReport:
+    """`cragraph index` on an index that exists: add `paths` (none, and nothing to delete: bring the index up to
+    date with its folders), then delete `delete`; one report of both."""
+    if not paths and delete:
+        return bundle.delete(delete)
+    report = bundle.add(paths or None, progress=progress, follow_symlinks=follow)
+    if delete:
+        deleted = bundle.delete(delete)
+        report.documents_deleted, report.chunks_deleted = deleted.documents_deleted, deleted.chunks_deleted
+        report.skipped += deleted.skipped
+    return report
+
+
 def _index_locked(args: argparse.Namespace, backend: str, location: str) -> int:
     from stores.backend import build_index, index_exists, open_index
     from stores.bundle import IndexSettings
@@ -221,15 +240,7 @@ def _index_locked(args: argparse.Namespace, backend: str, location: str) -> int:
                                      bm25_terms=getattr(args, "bm25_terms", "cragraph"))
     else:
         bundle = open_index(backend, path, embedder=args.embedder)
-        upgrade = not args.paths and not args.delete  # `cragraph index --index X`: bring X up to date
-        report = bundle.add(args.paths or None, progress=progress, follow_symlinks=follow) \
-            if args.paths or upgrade else None
-        if args.delete:
-            deleted = bundle.delete(args.delete)
-            report = deleted if report is None else report
-            if report is not deleted:
-                report.documents_deleted, report.chunks_deleted = deleted.documents_deleted, deleted.chunks_deleted
-                report.skipped += deleted.skipped
+        report = _add_then_delete(bundle, args.paths, args.delete, progress, follow)
     for source, reason in report.skipped:
         print(f"skipped {source}: {reason}", file=sys.stderr)
     counts = bundle.manifest["counts"]

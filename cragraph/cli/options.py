@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 from typing import Any
 
@@ -41,3 +42,26 @@ def index_location(backend: str | None, uri: str | None, index: str | None) -> t
     if uri:
         raise ValueError("--uri names a Milvus index; it does not go with --backend bundle (use --index FOLDER)")
     return backend, index or DEFAULT_INDEX
+
+
+CONTEXT_OPTIONS = {"web": "web_search", "chat_model": "chat_model", "llm_answer": "llm_answer",
+                   "evaluator": "evaluator"}
+"""`cragraph ask` options that set a Context field (option dest -> field): what build_context passes on, and
+whose help shows the field's default."""
+
+
+class ContextDefaults(argparse.HelpFormatter):
+    """Help that appends the default of the Context field an option sets (CONTEXT_OPTIONS), read from the Context
+    when the help is shown, so it cannot drift from the default a run uses (CRAGRAPH_<FIELD> included). Read then
+    rather than at start-up: importing the Context would slow every other command."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = super()._get_help_string(action)
+        field = CONTEXT_OPTIONS.get(action.dest)
+        if not field:
+            return text
+        from cragraph.context import Context
+
+        value = getattr(Context(), field)
+        shown = ("on" if value else "off") if isinstance(value, bool) else str(value)
+        return f"{text} (default: {shown.replace('%', '%%')})"

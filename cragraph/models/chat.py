@@ -202,8 +202,10 @@ def _save_expanded_smollm2(tokenizer: Any, model: Any) -> None:
 def _smollm2_runtime() -> _Runtime:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from cragraph.models.loading import quiet_weight_loading
     from cragraph.models.paths import models_cache_dir
 
+    quiet_weight_loading()
     gguf = smollm2_gguf_path()
     cached = models_cache_dir() / _expanded_folder_name()
     if _is_complete(cached):

@@ -34,7 +34,8 @@ import numpy as np
 
 from cragraph.models.paths import models_cache_dir
 
-REBUILD_FORMAT = 1  # bump when the folder layout or conversion changes, so old caches are not reused
+REBUILD_FORMAT = 2  # bump when the folder layout or conversion changes, so old caches are not reused
+FAST_TOKENIZER_CLASS = "PreTrainedTokenizerFast"  # the class of the settled tokenizer (settle_tokenizer)
 QUERY_PREFIX = "query: "
 PASSAGE_PREFIX = "passage: "
 _MAGIC = b"E5S1"
@@ -257,7 +258,7 @@ def _bert_config(h: Q4Header) -> dict:
         "pad_token_id": h.pad,
         "bos_token_id": h.bos,
         "eos_token_id": h.eos,
-        "tokenizer_class": "XLMRobertaTokenizer",
+        "tokenizer_class": FAST_TOKENIZER_CLASS,
         "dtype": "float32",
         "torch_dtype": "float32",
     }
@@ -273,7 +274,7 @@ def _tokenizer_config(h: Q4Header) -> dict:
         "special": True,
     }
     return {
-        "tokenizer_class": "XLMRobertaTokenizer",
+        "tokenizer_class": "XLMRobertaTokenizer",  # what the packaged tokenizer.json is; settled below
         "model_max_length": h.max_positions,
         "bos_token": "<s>",
         "eos_token": "</s>",
@@ -345,6 +346,7 @@ def write_rebuilt_model(target: Path) -> None:
             "similarity_fn_name": "cosine",
         },
     )
+    settle_tokenizer(target)
     _write_json(
         target / "cragraph_rebuild.json",
         {
@@ -354,6 +356,21 @@ def write_rebuilt_model(target: Path) -> None:
             "rebuild_format": REBUILD_FORMAT,
         },
     )
+
+
+def settle_tokenizer(folder: Path) -> None:
+    """Replace the folder's tokenizer.json by the tokenizer transformers builds from it for XLM-R, and name the
+    generic fast class in tokenizer_config.json. transformers rebuilds an XLM-R tokenizer from its vocabulary on
+    every load (seconds of every `cragraph ask`); the settled file loads as it is, with the same ids, offsets and
+    special tokens (tests/integration/test_embedder.py), and the ONNX runners read it without transformers."""
+    from transformers import AutoTokenizer
+
+    built = AutoTokenizer.from_pretrained(str(folder)).backend_tokenizer
+    if built is None:
+        raise ValueError(f"transformers built no fast tokenizer for {folder}")
+    (folder / "tokenizer.json").write_text(built.to_str(), encoding="utf-8")
+    config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    _write_json(folder / "tokenizer_config.json", {**config, "tokenizer_class": FAST_TOKENIZER_CLASS})
 
 
 def is_complete(folder: Path) -> bool:

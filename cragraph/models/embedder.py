@@ -4,11 +4,12 @@ The default is multilingual-e5-small rebuilt from packaged 4-bit weights (see mo
 works air-gapped; all-MiniLM-L6-v2 ships as a package too; any Hugging Face id or local folder works where
 a hub or folder is available. sentence_transformers (slow to import) is imported only when a model loads.
 
-The packaged e5-small can also run on ONNX Runtime (models/onnx_embedder.py): CRAGRAPH_EMBED_BACKEND=torch
-(the default) | onnx (the same vectors) | onnx-int8 (faster, cosine >= 0.998) picks the runtime per process.
-The SentenceTransformer stays loaded either way (`Embedder.model`: its tokenizer, and the torch modules the
-reader and the evaluators read). sentence-transformers puts the model on CUDA when torch sees a GPU; the ONNX
-session does too when onnxruntime has its CUDA provider.
+The packaged e5-small can also run on ONNX Runtime or OpenVINO (models/onnx_embedder.py):
+CRAGRAPH_EMBED_BACKEND=torch (the default) | onnx (the same vectors) | onnx-int8 (faster, cosine >= 0.998) |
+openvino picks the runtime per process. There the SentenceTransformer (`Embedder.model`: its tokenizer, and the
+torch modules the reader and the evaluators read) opens only when something reads it, so embedding a query
+imports neither sentence-transformers nor transformers nor torch. sentence-transformers puts the model on CUDA
+when torch sees a GPU; the ONNX session does too when onnxruntime has its CUDA provider.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import os
 import re
 import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,7 @@ from cragraph.models.onnx_embedder import (
     ONNX_INT8,
     OPENVINO,
     TORCH,
+    FolderTokenizer,
     OnnxRunner,
     resolve_backend,
     use_cuda,
@@ -138,22 +140,40 @@ def plan_model(name: str) -> ModelPlan:
 class Embedder:
     """A SentenceTransformer plus the prefixes its family expects; returns float32, L2-normalized rows.
 
-    With a `runner` (an OnnxRunner) the vectors come from ONNX Runtime; `backend` says which runtime serves
-    (torch | onnx | onnx-int8) and `model` is the SentenceTransformer either way.
+    With a `runner` (an OnnxRunner) the vectors come from ONNX Runtime or OpenVINO; `backend` says which runtime
+    serves (torch | onnx | onnx-int8 | openvino). `model` is the SentenceTransformer either way; a runner-served
+    embedder opens it only when something reads it (`open_model`), so embedding and search import neither
+    sentence-transformers nor transformers.
     """
 
     def __init__(
-        self, name: str, model: SentenceTransformer, query_prefix: str = "", passage_prefix: str = "",
-        runner: OnnxRunner | None = None, backend: str = TORCH,
+        self, name: str, model: SentenceTransformer | None, query_prefix: str = "", passage_prefix: str = "",
+        runner: OnnxRunner | None = None, backend: str = TORCH, *, dim: int = 0,
+        open_model: Callable[[], SentenceTransformer] | None = None,
     ):
+        if model is None and (runner is None or open_model is None or dim <= 0):
+            raise ValueError("an embedder without its model needs a runner, its dimension and open_model")
         self.name = name
-        self.model = model
+        self._model = model
+        self._open_model = open_model
+        self._model_lock = threading.Lock()
         self.query_prefix = query_prefix
         self.passage_prefix = passage_prefix
         self.runner = runner
         self.backend = backend
-        get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-        self.dim = int(get_dim() or 0)
+        if model is not None:
+            get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+            dim = int(get_dim() or 0)
+        self.dim = dim
+
+    @property
+    def model(self) -> SentenceTransformer:
+        """The SentenceTransformer (its tokenizer and torch modules, which the reader and evaluators read)."""
+        with self._model_lock:
+            if self._model is None:
+                assert self._open_model is not None  # __init__ refuses an embedder with neither
+                self._model = self._open_model()
+            return self._model
 
     def __repr__(self) -> str:
         return f"Embedder(name={self.name!r}, dim={self.dim}, backend={self.backend!r})"
@@ -190,6 +210,10 @@ class Embedder:
 
 def _open_candidate(candidate: Candidate) -> SentenceTransformer:
     from sentence_transformers import SentenceTransformer
+
+    from cragraph.models.loading import quiet_weight_loading
+
+    quiet_weight_loading()
 
     if candidate.kind == "packaged-e5":
         from cragraph.models.e5_rebuild import ensure_rebuilt_e5_small
@@ -297,20 +321,25 @@ def quantized_copy(embedder: Embedder) -> Embedder:
     return Embedder(embedder.name, copied, embedder.query_prefix, embedder.passage_prefix)
 
 
-def onnx_copy(embedder: Embedder, backend: str) -> Embedder:
+def runner_embedder(backend: str) -> Embedder:
     """The packaged e5-small served by ONNX Runtime (`backend` onnx or onnx-int8) or OpenVINO (openvino, on the
-    fp32 graph), sharing the loaded SentenceTransformer (tokenizer, and the torch modules other code reads). The
+    fp32 graph), tokenized by the rebuilt folder's tokenizer.json. Its SentenceTransformer is the
+    process's torch e5-small, opened on first read of `model` (the reader, the evaluators), not to embed. The
     graph is exported from the rebuilt folder on first use and cached beside it (models/onnx_embedder.py)."""
+    import json
+
     from cragraph.models.e5_rebuild import ensure_rebuilt_e5_small
     from cragraph.models.onnx_embedder import embed_threads, ensure_onnx
 
-    if embedder.name != E5_SMALL:
-        raise ValueError(f"the ONNX backends serve the packaged e5-small only, not {embedder.name!r}")
-    graph = ensure_onnx(ensure_rebuilt_e5_small(), int8=backend == ONNX_INT8)
-    model = embedder.model
-    runner = OnnxRunner(graph, model.tokenizer, int(model.max_seq_length or 512), threads=embed_threads(),
-                        runtime="openvino" if backend == OPENVINO else "onnxruntime")
-    return Embedder(embedder.name, model, embedder.query_prefix, embedder.passage_prefix, runner, backend)
+    folder = ensure_rebuilt_e5_small()
+    graph = ensure_onnx(folder, int8=backend == ONNX_INT8)
+    max_length = int(json.loads((folder / "sentence_bert_config.json").read_text())["max_seq_length"])
+    tokenizer = FolderTokenizer(folder / "tokenizer.json", max_length)
+    dim = int(json.loads((folder / "config.json").read_text())["hidden_size"])
+    runner = OnnxRunner(graph, tokenizer, max_length,
+                        threads=embed_threads(), runtime="openvino" if backend == OPENVINO else "onnxruntime")
+    return Embedder(E5_SMALL, None, QUERY_PREFIX, PASSAGE_PREFIX, runner, backend, dim=dim,
+                    open_model=lambda: load_embedder(E5_SMALL, backend=TORCH).model)
 
 
 def _backend_for(canonical: str, quantize: bool, backend: str | None) -> str:
@@ -348,26 +377,31 @@ def load_embedder(name: str = E5_SMALL, quantize: bool = False, backend: str | N
     with _cache_lock:
         cached = _cache.get(key)
         if cached is None:
-            base = _cache.get((canonical, False, TORCH))
-            if base is None:
-                base = _cache[(canonical, False, TORCH)] = open_embedder(name)
             if quantize:
-                cached = quantized_copy(base)
+                cached = quantized_copy(_torch_base(canonical, name))
             elif chosen == TORCH:
-                cached = base
+                cached = _torch_base(canonical, name)
             else:
-                cached = _onnx_or_torch(base, chosen, explicit=backend is not None
-                                        or bool(os.environ.get(BACKEND_ENV, "").strip()))
+                cached = _runner_or_torch(canonical, name, chosen, explicit=backend is not None
+                                          or bool(os.environ.get(BACKEND_ENV, "").strip()))
             _cache[key] = cached
         return cached
 
 
-def _onnx_or_torch(base: Embedder, backend: str, explicit: bool) -> Embedder:
+def _torch_base(canonical: str, name: str) -> Embedder:
+    """The process's fp32 torch embedder for `canonical`, opened once (the caller holds _cache_lock)."""
+    base = _cache.get((canonical, False, TORCH))
+    if base is None:
+        base = _cache[(canonical, False, TORCH)] = open_embedder(name)
+    return base
+
+
+def _runner_or_torch(canonical: str, name: str, backend: str, explicit: bool) -> Embedder:
     try:
-        return onnx_copy(base, backend)
+        return runner_embedder(backend)
     except Exception as err:  # an export can fail many ways (no onnx package, disk full); torch still works
         if explicit:
             raise
         warnings.warn(f"embedding on torch: the ONNX backend could not start ({_short_error(err)})",
                       RuntimeWarning, stacklevel=3)
-        return base
+        return _torch_base(canonical, name)

@@ -100,6 +100,9 @@ def export_onnx(model_folder: Path, target: Path) -> None:
     import torch
     from transformers import AutoModel
 
+    from cragraph.models.loading import quiet_weight_loading
+
+    quiet_weight_loading()
     bert = AutoModel.from_pretrained(str(model_folder), attn_implementation="eager").eval()
 
     class Pooled(torch.nn.Module):
@@ -186,6 +189,28 @@ class OpenVinoSession:
         return [f"OpenVINO CPU ({self.precision})"]
 
 
+class FolderTokenizer:
+    """The rebuilt folder's tokenizer.json (as transformers builds it: e5_rebuild.settle_tokenizer) through the
+    `tokenizers` library, called as a transformers tokenizer is here: the same input ids
+    (tests/integration/test_onnx_embedder.py) without importing transformers."""
+
+    def __init__(self, path: Path, max_length: int) -> None:
+        from tokenizers import Tokenizer
+
+        self.tokenizer = Tokenizer.from_file(str(path))
+        self.tokenizer.enable_truncation(max_length=max_length)  # set once: the object is shared by threads
+        self.max_length = max_length
+        pad = self.tokenizer.token_to_id("<pad>")
+        self.pad_token_id = 1 if pad is None else int(pad)
+
+    def __call__(self, texts: list[str], truncation: bool, max_length: int, add_special_tokens: bool
+                 ) -> dict[str, list[list[int]]]:
+        if not truncation or max_length != self.max_length:
+            raise ValueError(f"this tokenizer truncates at {self.max_length} tokens, not at {max_length}")
+        encodings = self.tokenizer.encode_batch(texts, add_special_tokens=add_special_tokens)
+        return {"input_ids": [encoding.ids for encoding in encodings]}
+
+
 class OnnxRunner:
     """An ONNX Runtime (or OpenVINO) session plus the folder's tokenizer: texts in, L2-normalized float32 rows out."""
 
@@ -231,8 +256,8 @@ class OnnxRunner:
             options.intra_op_num_threads = self.threads
             options.inter_op_num_threads = 1
         providers = ["CPUExecutionProvider"]
-        cuda = use_cuda() if self.cuda is None else self.cuda
-        if cuda and "CUDAExecutionProvider" in ort.get_available_providers():
+        if "CUDAExecutionProvider" in ort.get_available_providers() and (  # torch is asked only then: 2 s import
+                use_cuda() if self.cuda is None else self.cuda):
             providers.insert(0, "CUDAExecutionProvider")
         return ort.InferenceSession(str(self.graph), options, providers=providers)
 

@@ -10,7 +10,7 @@ import json
 import logging
 import re
 import threading
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel, ValidationError
@@ -84,7 +84,7 @@ def ask_structured(
     """(value, None) when the model answered with valid JSON for `schema`, else (None, why not)."""
     try:
         model = load_chat_model(spec)
-        kwargs = (
+        kwargs: dict[str, Any] = (
             {"max_new_tokens": max_new_tokens} if max_new_tokens and spec in ("embedded", "smollm2") else {}
         )
         reply = message_text(model.invoke(messages, **kwargs))

@@ -13,9 +13,14 @@ from __future__ import annotations
 
 import copy
 import math
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+    from transformers.models.bert.modeling_bert import BertLayer, BertModel
 
 
 class Layer(nn.Module):
@@ -51,7 +56,7 @@ class Layer(nn.Module):
         return self.out_norm(x + self.drop(self.out(nn.functional.gelu(self.inter(x)))))
 
     @classmethod
-    def from_bert(cls, bert_layer: nn.Module, eps: float) -> Layer:
+    def from_bert(cls, bert_layer: BertLayer, eps: float) -> Layer:
         """A copy of a transformers BertLayer's weights."""
         hidden = bert_layer.attention.self.query.in_features
         layer = cls(
@@ -74,6 +79,16 @@ class Layer(nn.Module):
         return layer
 
 
+def embedder_bert(model: SentenceTransformer) -> BertModel:
+    """The BertModel inside a loaded e5 embedder: the reader's frozen bottom, and the weights its top starts from."""
+    from transformers.models.bert.modeling_bert import BertModel
+
+    bert = model[0].auto_model
+    if not isinstance(bert, BertModel):
+        raise TypeError(f"the reader reads a BERT encoder, not a {type(bert).__name__}")
+    return bert
+
+
 def attention_bias(mask: torch.Tensor) -> torch.Tensor:
     """[batch, seq] 1/0 mask -> additive bias broadcastable over heads and queries."""
     return (1.0 - mask[:, None, None, :].float()) * -1e4
@@ -87,7 +102,7 @@ class Bottom:
     int8 states, so training and reading see identical inputs.
     """
 
-    def __init__(self, bert: nn.Module, split: int) -> None:
+    def __init__(self, bert: BertModel, split: int) -> None:
         view = copy.copy(bert)
         view._modules = dict(bert._modules)
         encoder = copy.copy(bert.encoder)

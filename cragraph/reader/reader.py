@@ -19,7 +19,7 @@ import torch
 
 from cragraph.reader.compare import compare_options
 from cragraph.reader.decode import best_spans, clean_span
-from cragraph.reader.encoder import Bottom, Layer, SpanHead
+from cragraph.reader.encoder import Bottom, Layer, SpanHead, embedder_bert
 from cragraph.reader.forms import answer_options, answer_yesno, option_answer
 from cragraph.reader.inputs import Scored, encode
 from cragraph.reader.questions import question_form
@@ -75,7 +75,7 @@ class Reader:
 
         config, arrays = read_weights(Path(path))
         model = load_embedder(embedder, quantize=True)  # the int8 states the reader was trained on
-        bert = model.model[0].auto_model
+        bert = embedder_bert(model.model)
         eps = bert.config.layer_norm_eps
         head = SpanHead([Layer(eps=eps) for _ in range(config["split"], bert.config.num_hidden_layers)])
         try:
@@ -193,8 +193,8 @@ class Reader:
             compared = compare_options(question, form.options, passages)
             if compared is not None:
                 return replace(option_answer(compared, passages), rule="compared"), scored, candidates
-            best = answer_options(form.options, scored)
-            chosen = self._answer(scored.context, best[1], best[2], best[0]) if best else None
+            option = answer_options(form.options, scored)
+            chosen = self._answer(scored.context, option[1], option[2], option[0]) if option else None
             if chosen is not None:
                 return replace(chosen, rule="options", margin=no_answer_margin(scored, chosen)), scored, candidates
         if self.config.get("skip_in_question", False):

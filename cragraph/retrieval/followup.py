@@ -7,11 +7,19 @@ replaced by the previous answer when that is a short name (for he/she/they), els
 entity (for it, or when the answer is not a name); "what about X?" asks the previous question about X; a
 connector without a pronoun gets the previous key entity appended. Deterministic, so the offline path and the
 tests know what is retrieved.
+
+"what about X?" keeps the previous question's predicate only where X fits its subject. When that subject is a
+person an earlier turn answered ("Who is the head of the Berlin office?" -> Anna Schmidt; "Where was Anna Schmidt
+born?"), X may be the person's counterpart ("what about Carlos?": X in the person's place) or the counterpart of
+what the earlier question named ("what about the Austin office?": the earlier role with X, "Where was the head
+of the Austin office born?"). X that is neither is not put in a person's place ("Where was the Austin office
+born?"): the question is asked as it was.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cragraph.retrieval.multi_query import content_words, keyword_form
@@ -27,7 +35,8 @@ _CONNECTORS = (
     "那么", "还有", "那",
 )
 # "what about X?": the previous question asked about X instead.
-_ABOUT = ("what about", "how about", "а как насчёт", "а как насчет", "а что насчёт", "а что насчет", "а что с")
+_ABOUT = ("and what about", "and how about", "what about", "how about", "а как насчёт", "а как насчет", "а что насчёт",
+          "а что насчет", "а что с")
 PERSON_PRONOUNS = frozenset({
     "he", "she", "him", "her", "his", "hers", "they", "them", "their",
     "он", "она", "его", "её", "ее", "ему", "ей", "него", "неё", "нее", "нему", "ней", "им", "ним", "они", "их",
@@ -139,8 +148,10 @@ def _stem(text: str) -> str:
     return text.strip().rstrip("?？!.。 ").strip()
 
 
-def resolve(question: str, previous_question: str, previous_answer: str = "", answered: bool = True) -> Resolution:
-    """`question` as a standalone question given the previous turn (unchanged when it is not a follow-up)."""
+def resolve(question: str, previous_question: str, previous_answer: str = "", answered: bool = True,
+            earlier: Sequence[tuple[str, str]] = ()) -> Resolution:
+    """`question` as a standalone question given the previous turn (unchanged when it is not a follow-up);
+    `earlier`: the (standalone question, answer) turns before it, oldest first, for "what about X?"."""
     text = question.strip()
     if not previous_question.strip() or not is_followup(text):
         return Resolution(text)
@@ -168,9 +179,44 @@ def resolve(question: str, previous_question: str, previous_answer: str = "", an
         # "what about Moscow?" after "What is the population of Paris?": the same question about Moscow
         subject = _stem(rest)
         if entity and entity in previous_question:
+            role = _answered_role(entity, earlier)
+            if role is not None:  # the subject is a person an earlier turn found: X must fit a person's place
+                fitted = _in_role(subject, *role)
+                if fitted is None:
+                    return Resolution(text)
+                subject = fitted
             return Resolution(previous_question.replace(entity, subject, 1).strip(), f"rule: {entity} -> {subject}")
         return Resolution(_ask(f"{_stem(previous_question)} {subject}", end), f"rule: + {subject}")
     return Resolution(_capitalized(_ask(f"{_stem(rest)} {entity}", end)), f"rule: + {entity}")
+
+
+_ROLE_QUESTION = re.compile(r"^\s*(?:who|whom)\s+(?:is|was|are|were)\s+(?P<role>.+?)\s*[?？]?\s*$", re.I)
+_DETERMINERS = frozenset({"the", "a", "an"})
+
+
+def _answered_role(person: str, earlier: Sequence[tuple[str, str]]) -> tuple[str, str] | None:
+    """(role, named) when `person` answered an earlier "Who is <role>?" (the latest such turn): the role as the
+    question put it and the name the role holds ("the head of the Berlin office", "Berlin"); else None."""
+    for question, answer in reversed(earlier):
+        found = _ROLE_QUESTION.match(question)
+        if found and clean_answer(answer) == person:
+            return found.group("role"), key_entity(question)
+    return None
+
+
+def _in_role(subject: str, role: str, named: str) -> str | None:
+    """What "what about <subject>?" stands for in a person's place: a bare name is a person ("Carlos"); a name
+    with words of the role ("the Austin office" for "the head of the Berlin office") is the role's counterpart,
+    "the head of the Austin office"; anything else does not fit (None)."""
+    words = _WORD.findall(subject)
+    names = [w for w in words if w[:1].isupper()]
+    others = [w.lower() for w in words if not w[:1].isupper() and w.lower() not in _DETERMINERS]
+    if names and not others:
+        return subject
+    role_words = {w.lower() for w in _WORD.findall(role)}
+    if names and named and named in role and set(others) <= role_words:
+        return role.replace(named, " ".join(names), 1)
+    return None
 
 
 def _capitalized(text: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
@@ -13,10 +14,12 @@ from stores.bundle import load_bundle
 
 
 class CragraphRetriever(BaseRetriever):
-    """Hybrid BM25 + dense search over a cragraph index bundle.
+    """Hybrid BM25 + dense search over a cragraph index bundle, for chains that bring their own answer step.
 
-    Each LangChain Document carries the chunk text as page_content and, in metadata, the chunk and document
-    ids, title, the chunk's own metadata, and every retrieval score.
+    It is the search alone (as `cragraph search`), not the agent: no grading, multi-hop or web search. The bundle
+    is opened once per process (load_bundle) and reopened when the index changes on disk. Each LangChain Document
+    carries the chunk text as page_content and, in metadata, the chunk and document ids, title, the chunk's own
+    metadata, and every retrieval score.
     """
 
     index_path: str
@@ -27,7 +30,7 @@ class CragraphRetriever(BaseRetriever):
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun
                                 ) -> list[LangChainDocument]:
-        retriever = HybridRetriever(load_bundle(self.index_path), self.settings)
+        retriever = HybridRetriever(load_bundle(Path(self.index_path).expanduser()), self.settings)
         hits = retriever.search(query, k=self.k, mode=self.mode, filters=self.filters)
         return [
             LangChainDocument(

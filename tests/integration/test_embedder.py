@@ -3,7 +3,9 @@ the on-disk rebuild cache, MiniLM, plain folders, and the error for a model that
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -167,3 +169,38 @@ def test_int8_option_is_a_separate_close_model(e5) -> None:
     for texts in (SENTENCES, [s[:40] for s in SENTENCES]):
         cosines = (quantized.embed_passages(texts) * e5.embed_passages(texts)).sum(axis=1)
         assert cosines.min() >= 0.99, cosines
+
+
+def test_the_settled_tokenizer_is_xlm_robertas() -> None:
+    """The rebuilt folder's tokenizer (e5_rebuild.settle_tokenizer: the generic fast class over what transformers
+    builds for XLM-R) tokenizes as XLMRobertaTokenizer does from the packaged file: ids, offsets, question-passage
+    pairs truncated as the reader truncates them, and the special tokens."""
+    import tempfile
+
+    from transformers import AutoTokenizer
+
+    folder = ensure_rebuilt_e5_small()
+    with tempfile.TemporaryDirectory() as reference:
+        shutil.copyfile(e5_rebuild.e5_tokenizer_json_path(), Path(reference) / "tokenizer.json")
+        shutil.copyfile(folder / "special_tokens_map.json", Path(reference) / "special_tokens_map.json")
+        config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+        (Path(reference) / "tokenizer_config.json").write_text(
+            json.dumps({**config, "tokenizer_class": "XLMRobertaTokenizer"}), encoding="utf-8")
+        theirs = AutoTokenizer.from_pretrained(reference)
+    ours = AutoTokenizer.from_pretrained(str(folder))
+    assert type(theirs).__name__ == "XLMRobertaTokenizer" and type(ours).__name__ != type(theirs).__name__
+    questions = ["query: Who founded the Radium Institute?", "query: Где родился Ландау?", "query: 居里夫人在哪里出生",
+                 "query: ", "query:  two  spaces "]
+    passages = ["Marie Curie founded the Radium Institute in Paris. " * 30, "Лев Ландау получил Нобелевскую премию.",
+                "河流 穿过 城市 桥 横跨 河", " lead and trail "]
+    for question in questions:
+        assert ours.tokenize(question) == theirs.tokenize(question)
+        for passage in passages:
+            for limit in (16, 512):
+                mine = ours(question, passage, truncation="only_second", max_length=limit, return_offsets_mapping=True)
+                reference_ids = theirs(question, passage, truncation="only_second", max_length=limit,
+                                       return_offsets_mapping=True)
+                assert mine["input_ids"] == reference_ids["input_ids"]
+                assert mine["offset_mapping"] == reference_ids["offset_mapping"]
+    assert ours.all_special_ids == theirs.all_special_ids and ours.pad_token_id == theirs.pad_token_id
+    assert ours.convert_ids_to_tokens(list(range(400))) == theirs.convert_ids_to_tokens(list(range(400)))

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -98,3 +100,31 @@ def test_graphs_are_cached_beside_the_rebuild() -> None:
     before = fp32.stat().st_mtime_ns
     assert ensure_onnx(rebuilt) == fp32 and fp32.stat().st_mtime_ns == before  # reused, not exported again
     assert not [p for p in folder.parent.iterdir() if p.name.startswith(f".{FP32_FILE}.building-")]
+
+
+def test_folder_tokenizer_gives_the_transformers_ids(torch_e5) -> None:
+    """The runner's tokenizer.json tokenizer and the SentenceTransformer's agree, truncation at 512 included."""
+    from cragraph.models.onnx_embedder import FolderTokenizer
+
+    texts = ["query: " + t for t in MIXED] + ["passage: " + t for t in _real_passages(16)] + ["  two  spaces  "]
+    tokenizer = FolderTokenizer(ensure_rebuilt_e5_small() / "tokenizer.json", 512)
+    ours = tokenizer(texts, truncation=True, max_length=512, add_special_tokens=True)["input_ids"]
+    theirs = torch_e5.model.tokenizer(texts, truncation=True, max_length=512, add_special_tokens=True)["input_ids"]
+    assert ours == theirs and max(map(len, ours)) == 512
+
+
+@pytest.mark.parametrize("backend", ["onnx", "openvino"])
+def test_embedding_on_a_runner_imports_neither_transformers_nor_torch(backend) -> None:
+    """A search on a runner backend embeds its query without sentence-transformers, transformers or torch (their
+    imports were most of a cold `cragraph search`); reading `model` still opens the SentenceTransformer."""
+    code = ("import sys\n"
+            "from cragraph.models.embedder import load_embedder\n"
+            f"embedder = load_embedder('e5-small', backend='{backend}')\n"
+            "assert embedder.embed_queries(['who built the eiffel tower']).shape == (1, 384)\n"
+            "print(sorted(m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules))\n"
+            "embedder.model.tokenizer\n"
+            "print('sentence_transformers' in sys.modules)\n")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:2] == ["[]", "True"], out.stdout + out.stderr

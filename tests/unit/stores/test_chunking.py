@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import random
 import re
+import time
 
 import numpy as np
 import pytest
@@ -197,6 +198,26 @@ def test_chunk_documents_shows_a_progress_bar(capsys: pytest.CaptureFixture[str]
     docs = [_two_topic_document(), Document(id="s", text="Short.")]
     chunk_documents(docs, topic_embed, progress=True)
     shown = capsys.readouterr().err
-    assert "2/2" in shown and "doc/s" in shown
+    assert "2/2 documents" in shown and "char/s" in shown and "100%" in shown
     chunk_documents(docs, topic_embed, progress=False)
     assert capsys.readouterr().err == ""
+
+
+class SlowEmbed(CountingEmbed):
+    """As slow per call as tqdm's redraw interval (0.1 s), so every update of the bar is drawn."""
+
+    def __call__(self, sentences: list[str]) -> np.ndarray:
+        time.sleep(0.12)
+        return super().__call__(sentences)
+
+
+def test_one_long_document_moves_the_bar(capsys: pytest.CaptureFixture[str]) -> None:
+    """The bar counts characters as their sentences are embedded: a single long document does not sit at 0/1."""
+    doc = Document(id="long", text=" ".join(f"The river {i} flows past the bridge number {i}." for i in range(400)))
+    counting = SlowEmbed()
+    chunk_documents([doc], counting, progress=True, embed_batch=50)
+    shown = capsys.readouterr().err
+    assert len(counting.calls) == 8 and max(counting.calls) == 50
+    percents = {int(p) for p in re.findall(r"(\d+)%\|", shown)}
+    assert len(percents - {0, 100}) >= 3, shown
+

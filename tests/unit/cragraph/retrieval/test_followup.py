@@ -63,3 +63,33 @@ def test_nothing_is_rewritten_without_a_previous_turn_and_an_abstention_is_no_re
     abstained = resolve("and where was he born?", DIRECTOR, "", answered=False)
     assert abstained.question == "Where was Institute for Physical Problems born?"
     assert key_entity(DIRECTOR) == "Institute for Physical Problems"
+
+
+BERLIN_HEAD = "Who is the head of the Berlin office?"
+ANNA_BORN = "Where was Anna Schmidt born?"  # "Where was she born?" after BERLIN_HEAD, as the rule resolved it
+OFFICE_THREAD = [(BERLIN_HEAD, "Anna Schmidt [1]")]
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        # the counterpart of what the earlier question named: the earlier role, with X
+        ("What about the Austin office?", "Where was the head of the Austin office born?"),
+        ("and what about the Austin office?", "Where was the head of the Austin office born?"),
+        # a person's counterpart: X in the person's place
+        ("What about Carlos Ruiz?", "Where was Carlos Ruiz born?"),
+        # fits neither a person nor the role: asked as it was, never "Where was the weather born?"
+        ("What about the weather?", "What about the weather?"),
+        ("What about the Austin warehouse?", "What about the Austin warehouse?"),
+    ],
+)
+def test_what_about_keeps_the_predicate_only_where_x_fits(question, expected):
+    resolution = resolve(question, ANNA_BORN, "Hamburg [1]", earlier=OFFICE_THREAD)
+    assert resolution.question == expected
+    assert resolution.rewritten == (expected != question)
+
+
+def test_what_about_a_thing_keeps_the_predicate_when_the_subject_was_no_answered_person():
+    earlier = [("Who founded the Radium Institute?", "Marie Curie [1]")]
+    resolution = resolve("What about Moscow?", "What is the population of Paris?", "2.1 million [1]", earlier=earlier)
+    assert resolution.question == "What is the population of Moscow?"
