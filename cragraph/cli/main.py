@@ -117,6 +117,11 @@ def _parser() -> argparse.ArgumentParser:
                             "(default: such links are skipped and reported)")
     index.set_defaults(run=_index)
 
+    diagram = commands.add_parser("diagram", help="the compiled graph as a Mermaid flowchart")
+    diagram.add_argument("--write", type=Path, metavar="FILE",
+                         help="refresh the drawing between the graph markers in FILE (README.md) instead of printing")
+    diagram.set_defaults(run=_diagram)
+
     search = commands.add_parser("search", help="ranked chunks for a question, with every score")
     search.add_argument("question")
     search.add_argument("--index", default=DEFAULT_INDEX, help="bundle folder (default: %(default)s)")
@@ -246,6 +251,20 @@ def _index_locked(args: argparse.Namespace, backend: str, location: str) -> int:
     counts = bundle.manifest["counts"]
     print(f"{report.summary()}\nindex {path}: {counts['documents']} documents, {counts['chunks']} chunks, "
           f"embedder {bundle.settings.embedder}")
+    return 0
+
+
+def _diagram(args: argparse.Namespace) -> int:
+    from graph.diagram import mermaid, redrawn
+
+    if args.write is None:
+        print(mermaid())
+        return 0
+    try:
+        args.write.write_text(redrawn(args.write.read_text(encoding="utf-8")), encoding="utf-8")
+    except (OSError, ValueError) as error:
+        raise SystemExit(f"cragraph diagram: {error}") from error
+    print(f"redrew the graph in {args.write}")
     return 0
 
 
