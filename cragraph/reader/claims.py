@@ -8,6 +8,8 @@ alike ("Is A taller than B", "Выше ли A, чем B", "A比B高吗").
 
 - Comparative claims: each page's compared value (cragraph.reader.compare) against the other page's, or against
   the number the question gives; yes when the comparison holds.
+- Related claims ("Did A design B?", "Is A a customer of B?"): yes when one page says the other in a sentence
+  about itself that speaks of what is asked; otherwise the claim reading decides.
 - Paired claims ("both", "the same"): "the same" holds when the spans the reader points at in the two pages (in
   the sentences that speak of the asked attribute) name one thing; "both ... W" when each page says W in a
   sentence that speaks of the rest of the question.
@@ -83,6 +85,27 @@ def paired_claim(question: str, passages: list[Passage], spans: list[ReaderAnswe
     attribute = set(tokenize(question)) - names - value
     return all(_says(passages[page].text, set(tokenize(passages[page].title)), value, attribute)
                for page in (first, second)), first
+
+
+def related_claim(question: str, passages: list[Passage]) -> tuple[bool, int] | None:
+    """(True, the page) when one named page says the other in a sentence about itself that speaks of what the
+    question asks ("Did Petra Lindqvar design the Halvmere Concert Hall?" -> the hall's page: "The hall was
+    designed by the architect Petra Lindqvar"); None otherwise, for the claim reading to decide. A sentence
+    about someone else on the page ("Her colleague was born in Rookstead") is not the page's claim."""
+    pages = named_pages(question, [p.title for p in passages])
+    if len(pages) < 2:
+        return None
+    first, second = pages[:2]
+    names = {page: set(tokenize(passages[page].title)) for page in (first, second)}
+    asked = set(tokenize(question)) - names[first] - names[second]
+    if not asked:
+        return None
+    for page, other in ((first, second), (second, first)):
+        for sentence in sentences(passages[page].text):
+            terms = set(tokenize(sentence))
+            if names[other] - names[page] <= terms and names[page] & terms and asked & terms:
+                return True, page
+    return None
 
 
 def _says(text: str, entity: set[str], value: set[str], attribute: set[str]) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from cragraph.reader.claims import compared_claim, paired_claim
+from cragraph.reader.claims import compared_claim, paired_claim, related_claim
 from cragraph.reader.compare import Compared
 from cragraph.reader.inputs import Scored
 from cragraph.reader.questions import _capitalized_run
@@ -99,6 +99,9 @@ def answer_yesno(
         return answered(paired[0], paired[1], sentence_of(paired[1]))
     if typed is not None:
         return answered(False, typed[1], sentence_of(typed[1]))
+    related = related_claim(question, passages)
+    if related is not None:
+        return answered(related[0], related[1], sentence_of(related[1]))
     claim = _claim_span(question, passages, candidates)
     if claim is None:
         return None
