@@ -165,7 +165,7 @@ class EmbeddedEvaluator(RelevanceEvaluator):
 
 def cross_lingual(question: str, passages: Sequence[str]) -> np.ndarray:
     """Per passage: is it written in another script and another language than the question? Both, because a
-    Chinese question full of English names ("Super Bowl 50的MVP是谁？") is mostly Latin letters, and language
+    Chinese question full of English names ("Halvmere Open 2019的冠军是谁？") is mostly Latin letters, and language
     identification misreads a few short questions; only the pair of the two is a question across languages."""
     asked_script, asked_language = script_of(question), None
     crossing = np.zeros(len(passages), dtype=bool)

@@ -1,7 +1,7 @@
 """Rule-based decomposition of typical multi-hop questions, the fallback when no LLM gives a valid plan.
 
 Three shapes cover most bridge and comparison questions:
-- bridge ("Who founded the label that released Thriller?"): the rightmost noun phrase with a relative clause
+- bridge ("Who founded the label that released Harbour Lights?"): the rightmost noun phrase with a relative clause
   running to the end of the question is asked first and its answer fills a slot in the rest. Repeated, so
   nested clauses become a chain ("... the state that borders the state where X died" -> 3 hops).
 - role bridge ("In which city was the director of Silver Harbor born?"): "the <role> of <Name>" is asked
