@@ -25,8 +25,8 @@ from langgraph.runtime import Runtime
 
 from cragraph.answering import Candidate, load_decision
 from cragraph.answering.candidates import sentences_holding
-from cragraph.answering.decision import choose
-from cragraph.answering.features import RULES, featurize
+from cragraph.answering.decision import answers, choose
+from cragraph.answering.features import featurize
 from cragraph.answering.readings import gather
 from cragraph.context import Context
 from cragraph.knowledge.evidence import citations, evidence_records, renumber, scored_sentences
@@ -106,7 +106,7 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     }
     readings = [c.summary() for c in sorted(candidates, key=lambda c: -c.probability)]
     chain = _chain_text(chosen, answered)
-    if chosen.probability < settings.answer_threshold and chosen.reading not in RULES:
+    if not answers(chosen, settings.answer_threshold):
         why = f"probability {chosen.probability:.2f} < answer_threshold {settings.answer_threshold}"
         withheld = {"answer": answered["answer"], "citations": answered["citations"],
                     "confidence": round(chosen.probability, 4), "margin": _rounded(chosen.read.margin),

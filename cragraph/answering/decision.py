@@ -82,6 +82,12 @@ def choose(candidates: Sequence[Candidate], model: DecisionModel) -> Candidate:
     return ruled or candidates[max(range(len(candidates)), key=lambda i: scores[i])]
 
 
+def answers(chosen: Candidate, threshold: float) -> bool:
+    """Whether the chosen candidate is given: a rule's answer always, any other when its probability reaches the
+    threshold (`answer_threshold`)."""
+    return chosen.reading in RULES or chosen.probability >= threshold
+
+
 @lru_cache(maxsize=4)
 def load_decision(path: str = "") -> DecisionModel:
     """The model at `path` (empty: the packaged one), checked against this version's features."""

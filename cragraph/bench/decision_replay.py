@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from cragraph.answering.candidates import Candidate
-from cragraph.answering.decision import DecisionModel, choose
-from cragraph.answering.features import RULES
+from cragraph.answering.decision import DecisionModel, answers, choose
 from cragraph.bench.paired import paired_difference
 from cragraph.bench.qa_metrics import score_record
 from cragraph.reader.types import ReaderAnswer
@@ -39,7 +38,7 @@ def redecided(record: dict[str, Any], model: DecisionModel, threshold: float) ->
         read = ReaderAnswer(c["answer"], "span", 0, "", 0, 0, 0.0)
         candidates.append(Candidate(read, c["reading"], {"id": c.get("passage_id")}, features=c["features"]))
     chosen = choose(candidates, model)
-    answered = chosen.reading in RULES or chosen.probability >= threshold
+    answered = answers(chosen, threshold)
     return {**record, "answer": chosen.text if answered else "", "abstained": not answered}
 
 

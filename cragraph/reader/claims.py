@@ -8,8 +8,6 @@ alike ("Is A taller than B", "Выше ли A, чем B", "A比B高吗").
 
 - Comparative claims: each page's compared value (cragraph.reader.compare) against the other page's, or against
   the number the question gives; yes when the comparison holds.
-- Related claims ("Did A design B?", "Is A a customer of B?"): yes when one page says the other in a sentence
-  about itself that speaks of what is asked; otherwise the claim reading decides.
 - Paired claims ("both", "the same"): "the same" holds when the spans the reader points at in the two pages (in
   the sentences that speak of the asked attribute) name one thing; "both ... W" when each page says W in a
   sentence that speaks of the rest of the question.
@@ -36,7 +34,8 @@ _THAN = re.compile(
     r"\b(?:than|before|after)\b|чем|\bдо\b|\bпосле\b|比|早于|晚于|高于|长于|大于|多于|少于|低于|短于|小于", re.I)
 _BOTH = re.compile(r"\bboth\b|\bоба\b|\bобе\b|都|均", re.I)
 _CJK = re.compile(r"[\u4e00-\u9fff]")
-_SAME = re.compile(r"\bsame\b|\bтот же\b|\bту же\b|\bодн(?:ой|ом|ого|а|о)\b|同一|相同|一样", re.I)
+# "the same" in the three languages (forms.py reads it too: a "same" question is not one of a kind)
+SAME = re.compile(r"\bsame\b|\bтот же\b|\bту же\b|\bодн(?:ой|ом|ого|а|о)\b|同一|相同|一样", re.I)
 
 
 def compared_claim(question: str, passages: list[Passage]) -> tuple[bool, int] | None:
@@ -64,7 +63,7 @@ def compared_claim(question: str, passages: list[Passage]) -> tuple[bool, int] |
 
 def paired_claim(question: str, passages: list[Passage], spans: list[ReaderAnswer]) -> tuple[bool, int] | None:
     """(whether both pages say what the question claims, or the same thing, the first page), or None."""
-    same = bool(_SAME.search(question))
+    same = bool(SAME.search(question))
     if not (same or _BOTH.search(question)):
         return None
     pages = named_pages(question, [p.title for p in passages])
@@ -85,27 +84,6 @@ def paired_claim(question: str, passages: list[Passage], spans: list[ReaderAnswe
     attribute = set(tokenize(question)) - names - value
     return all(_says(passages[page].text, set(tokenize(passages[page].title)), value, attribute)
                for page in (first, second)), first
-
-
-def related_claim(question: str, passages: list[Passage]) -> tuple[bool, int] | None:
-    """(True, the page) when one named page says the other in a sentence about itself that speaks of what the
-    question asks ("Did Petra Lindqvar design the Halvmere Concert Hall?" -> the hall's page: "The hall was
-    designed by the architect Petra Lindqvar"); None otherwise, for the claim reading to decide. A sentence
-    about someone else on the page ("Her colleague was born in Rookstead") is not the page's claim."""
-    pages = named_pages(question, [p.title for p in passages])
-    if len(pages) < 2:
-        return None
-    first, second = pages[:2]
-    names = {page: set(tokenize(passages[page].title)) for page in (first, second)}
-    asked = set(tokenize(question)) - names[first] - names[second]
-    if not asked:
-        return None
-    for page, other in ((first, second), (second, first)):
-        for sentence in sentences(passages[page].text):
-            terms = set(tokenize(sentence))
-            if names[other] - names[page] <= terms and names[page] & terms and asked & terms:
-                return True, page
-    return None
 
 
 def _says(text: str, entity: set[str], value: set[str], attribute: set[str]) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from cragraph.reader.claims import compared_claim, paired_claim, related_claim
+from cragraph.reader.claims import SAME, compared_claim, paired_claim
 from cragraph.reader.compare import Compared
 from cragraph.reader.inputs import Scored
 from cragraph.reader.questions import _capitalized_run
@@ -17,7 +17,6 @@ from cragraph.reader.types import Passage, ReaderAnswer
 from stores.tokenize import tokenize
 
 _AUX = re.compile(r"^(?:are|were|is|was|do|did|does|have|has)\s+(?:both\s+)?", re.I)
-_SAME = re.compile(r"\bsame\b|\bтот же\b|\bодн(?:ой|ом|ого|а|о)\b|同一|相同", re.I)
 YES_NO = {"en": ("yes", "no"), "ru": ("да", "нет"), "zh": ("是", "否")}
 OPENING_CHARS = 400  # the definitional opening of a passage ("X is an American film director ...")
 
@@ -99,9 +98,6 @@ def answer_yesno(
         return answered(paired[0], paired[1], sentence_of(paired[1]))
     if typed is not None:
         return answered(False, typed[1], sentence_of(typed[1]))
-    related = related_claim(question, passages)
-    if related is not None:
-        return answered(related[0], related[1], sentence_of(related[1]))
     claim = _claim_span(question, passages, candidates)
     if claim is None:
         return None
@@ -113,7 +109,7 @@ def answer_yesno(
 def _both_of_a_kind(question: str, passages: list[Passage], language: str) -> tuple[bool, int] | None:
     """"Are A and B both board games?": whether the kind's words stand in the opening of each one's passage."""
     entities = _entities(question) if language == "en" else []
-    if not entities or _SAME.search(question):
+    if not entities or SAME.search(question):
         return None
     attribute = set(tokenize(question))
     for entity in entities:

@@ -78,15 +78,3 @@ def test_named_pages_come_in_the_order_the_question_names_them_one_per_entity():
     assert named_pages("Кто старше: Мирон Калугин или Илья Стрельников?",
                        ["Стрельников, Илья Павлович", "Калугин, Мирон Сергеевич"]) == [1, 0]
 
-
-def test_a_page_that_says_the_other_about_itself_makes_a_related_claim_true():
-    from cragraph.reader.claims import related_claim
-
-    pages = [Passage("Petra Lindqvar is an architect from Skarnvik. Her colleague Aurel Denbrook designed the Kessa "
-                     "Bridge.", "Petra Lindqvar"),
-             Passage("The hall was designed by the architect Petra Lindqvar and opened in 1988.", "Halvmere Hall"),
-             Passage("The Kessa Bridge opened in 1994.", "Kessa Bridge")]
-    assert related_claim("Did Petra Lindqvar design the Halvmere Hall?", pages) == (True, 1)
-    # her page names the bridge only in a sentence about her colleague: not a claim of hers; left to the reader
-    assert related_claim("Did Petra Lindqvar design the Kessa Bridge?", pages) is None
-    assert related_claim("Did Petra Lindqvar design it?", pages) is None  # one page named
