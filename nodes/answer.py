@@ -87,7 +87,7 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 ],
             }
     reader = load_reader(settings.reader_path)
-    candidates = gather(reader, state["question"], context, hops, language)
+    candidates = gather(reader, state["question"], context, hops, language, state.get("candidates") or [])
     if not candidates:
         return _abstain(timer, state, language, "no reading found an answer span" + _web_reason(state))
     _graded(candidates, state)
@@ -151,8 +151,9 @@ def _graded(candidates: list[Candidate], state: State) -> None:
 def _formatted(question: str, candidate: Candidate, context: list[dict[str, Any]], sentences: list[dict[str, Any]],
                n_evidence: int, language: str, evaluator: Any) -> dict[str, Any]:
     """The candidate cited: a one-pass or rule answer by its context passage with the best other evidence; a
-    chain by every hop's passage, each hop's sentence its evidence, first hop first."""
-    if candidate.reading != "hop_chain":
+    chain (along the plan, or a linked page's reading) by every hop's passage, each hop's sentence its evidence, first
+    hop first."""
+    if not candidate.chain:
         return _short_answer(question, candidate.read, context, sentences, n_evidence, language)
     cited = list(context)
     ids = [p.get("id") for p in cited]
@@ -163,7 +164,8 @@ def _formatted(question: str, candidate: Candidate, context: list[dict[str, Any]
             ids.append(step["passage"].get("id"))
         numbers_of.append(ids.index(step["passage"].get("id")) + 1)
     numbers = renumber(numbers_of)
-    chain_sentences = [next(iter(sentences_holding(step["passage"].get("text") or "", step["answer"])), "")
+    chain_sentences = [step.get("sentence") or next(iter(sentences_holding(step["passage"].get("text") or "",
+                                                                           step["answer"])), "")
                        for step in candidate.chain]
     scores = evaluator().score(candidate.chain[-1]["question"], chain_sentences) if any(chain_sentences) else []
     evidence = [{"n": numbers[n], "sentence": sentence, "score": round(float(score), 4)}

@@ -10,8 +10,9 @@ from cragraph.reader.types import ReaderAnswer
 from stores.tokenize import tokenize
 
 # How a candidate was read: the whole question in one pass, a planned question along its hops, the whole
-# question over one passage alone, or by a rule of the reader's: yes / no, one of two named options by the span
-# scores, or by their compared values ("which is older": each one's year).
+# question over one passage alone or over a page that a page the question names links to, or by a rule of the
+# reader's: yes / no, one of two named options by the span scores, or by their compared values ("which is
+# older": each one's year).
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
 
 
@@ -40,7 +41,7 @@ def names_same(title: str, text: str) -> bool:
     return bool(a and b) and (a <= b or b <= a)
 
 
-READINGS = ("one_pass", "hop_chain", "per_passage", "yes_no", "options", "compared")
+READINGS = ("one_pass", "hop_chain", "per_passage", "linked", "yes_no", "options", "compared")
 
 
 @dataclass

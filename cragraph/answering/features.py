@@ -5,12 +5,13 @@ score, its share among rival spans, its rank), how sure the previous hop was of 
 whether other readings agree, how much of what the question asks (its terms weighted by rarity in the index)
 the candidate's sentences and page titles speak of, whether its kind fits what the question asks for (a year
 for "when", a number for "how many", a name for "who"), whether it is some page's title (an entity), whether
-its passage is about something the question names (a first hop) or about something only another passage names
-(a second hop), whether another reading answered with its page's entity (it was led there: a bridge question's
-second hop) or its answer is itself some other context page's entity (a bridge to read on from), how the CRAG
-evaluator graded its passage and the context (the grade of the cited passage, the best grade, the best evidence
-sentence, the verdict), whether any context page is about something the question names, and the route and
-language, which shift how far the rest can be trusted.
+its passage is about something the question names (a first hop), about something only another passage names
+(a second hop), or neither while the question names some page (a stray: another entity's fact, the shape of a
+wrong answer to a question the corpus cannot answer), whether another reading answered with its page's entity
+(it was led there: a bridge question's second hop) or its answer is itself some other context page's entity
+(a bridge to read on from), how the CRAG evaluator graded its passage and the context (the grade of the cited
+passage, the best grade, the best evidence sentence, the verdict), whether any context page is about something
+the question names, and the route and language, which shift how far the rest can be trusted.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from cragraph.reader.rerank import question_type, span_type
 from stores.tokenize import tokenize
 
 FEATURES = (
-    "one_pass", "hop_chain", "per_passage", "yes_no", "options", "compared", "first_hop", "second_hop", "margin",
+    "one_pass", "hop_chain", "per_passage", "linked", "yes_no", "options", "compared", "first_hop", "second_hop",
+    "stray", "margin",
     "share", "rank", "hop_margin", "hop_share", "hop_rank", "agree", "support", "cover", "rare_missing", "type_fit",
     "is_title", "led_to", "leads_on", "in_question", "log_length", "graded", "grade", "best_grade", "best_evidence",
     "verdict_correct", "verdict_incorrect", "named_page", "multihop", "ru", "zh", "passages",
@@ -52,12 +54,14 @@ def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str,
         terms = set(tokenize(candidate.text))
         others = [c for c in candidates if c.reading != candidate.reading]
         said = _said(candidate)
+        first, second = _named(candidate.passage, asked), _bridged(candidate.passage, asked, context)
         candidate.features = {
             "one_pass": float(candidate.reading == "one_pass"),
             "hop_chain": float(candidate.reading == "hop_chain"),
             **{reading: float(candidate.reading == reading) for reading in READINGS},
-            "first_hop": float(_named(candidate.passage, asked)),
-            "second_hop": float(_bridged(candidate.passage, asked, context)),
+            "first_hop": float(first),
+            "second_hop": float(second),
+            "stray": float(bool(named_page) and not first and not second and not candidate.chain),
             "margin": _clip((read.margin or 0.0) / 10.0),
             "share": float(read.confidence if read.confidence is not None else 0.0),
             "rank": float(candidate.rank),
@@ -106,7 +110,8 @@ def _said(candidate: Candidate) -> set[str]:
     parts = [candidate.read.sentence, candidate.passage.get("title") or ""]
     for step in candidate.chain[:-1]:
         parts.append(step["passage"].get("title") or "")
-        parts += sentences_holding(step["passage"].get("text") or "", step["answer"])
+        parts += [step["sentence"]] if step.get("sentence") else sentences_holding(step["passage"].get("text") or "",
+                                                                                  step["answer"])
     return set(tokenize(" ".join(parts)))
 
 
@@ -147,7 +152,7 @@ RULES = ("yes_no", "options", "compared")
 # they are right: the model reads them as one kind, "rule", with its own intercept but none of the per-reading
 # weights below, and the answer node gives a rule's answer whenever the rule decided, reporting its probability
 # (holding them back under the threshold halved the development set's EM with no gain in Truth: docs/answering.md).
-MODEL_READINGS = ("one_pass", "hop_chain", "per_passage")
+MODEL_READINGS = ("one_pass", "hop_chain", "per_passage", "linked")
 INTERACTING = ("margin", "share", "rank", "cover", "rare_missing", "first_hop", "second_hop", "grade", "agree",
                "log_length", "type_fit", "led_to", "leads_on")
 # What the decision reads: the signals, and each of INTERACTING per reading (a margin means more in one reading

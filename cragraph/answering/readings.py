@@ -6,11 +6,14 @@ context, the plan's hops) and gives candidate answers; none decides which one is
 - along the plan (DecompRC's reading by decomposition, Min et al. 2019): a planned question's last hop is read
   over that hop's own passages, its slot filled by each of the previous hop's answers in turn, so "Where was
   the founder of X born?" is read as "Where was Ingrid Solvang born?" over Ingrid Solvang's page;
-- passage by passage: the whole question over each of the first context passages alone, and over the page of
-  every entity the one-pass reading answered with. Read together with the first hop's page ("X, founded by
-  Ingrid Solvang, is based in Halvmere"), a bridge question's "where" is taken from it, or its bridge entity
-  ("Ingrid Solvang"); read alone, the bridge entity's own page answers it. No plan needed, so it works in every
-  language; the decision weighs which page a candidate came from and whether another reading led to it.
+- passage by passage: the whole question over each of the first context passages alone, over the page of
+  every entity the one-pass reading answered with, and over the pages that a page the question names links to
+  (its sentences name their titles). Read together with the first hop's page ("X, founded by Ingrid Solvang,
+  is based in Halvmere"), a bridge question's "where" is taken from it, or its bridge entity ("Ingrid
+  Solvang"); read alone, the bridge entity's own page answers it, and a linked page's candidate carries the
+  link as its first hop (the sentence that names it), so the decision sees what led there. No plan needed, so
+  it works in every language; the decision weighs which page a candidate came from and whether another reading
+  led to it.
 """
 
 from __future__ import annotations
@@ -21,6 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 from cragraph.answering.candidates import Candidate, names_same
 from cragraph.reader import Passage
+from cragraph.reader.compare import sentences
+from cragraph.reader.names import named_pages
+from stores.tokenize import tokenize
 
 if TYPE_CHECKING:  # the reader module imports torch; the graph loads it on first use only
     from cragraph.reader.reader import Reader
@@ -28,6 +34,7 @@ if TYPE_CHECKING:  # the reader module imports torch; the graph loads it on firs
 ONE_PASS_TOP = 3  # spans of the one-pass reading kept as candidates
 CHAIN_TOP = 2  # fillings of a last hop read (the previous hop's best answers)
 PER_PASSAGE = 4  # context passages read one by one
+LINKED = 3  # pages linked from the question's named pages read one by one
 
 
 def reader_passage(passage: dict[str, Any]) -> Passage:
@@ -35,12 +42,14 @@ def reader_passage(passage: dict[str, Any]) -> Passage:
 
 
 def gather(reader: Reader, question: str, context: Sequence[dict[str, Any]], hops: Sequence[dict[str, Any]],
-           language: str) -> list[Candidate]:
+           language: str, pool: Sequence[dict[str, Any]] = ()) -> list[Candidate]:
     """Every reading's candidates: one pass and along the plan's hops, and for a span question (no rule answered
-    it) passage by passage."""
+    it) passage by passage. `pool`: the retrieved passages grading and refinement set aside, where a page the
+    question's named pages link to may be (graded against the whole compound question, a bridge entity's page
+    seldom passes)."""
     candidates = [*one_pass(reader, question, context, language), *along_hops(reader, hops, language)]
     if candidates and candidates[0].reading == "one_pass":
-        candidates += per_passage(reader, question, context, language, candidates)
+        candidates += per_passage(reader, question, context, language, candidates, pool)
     return candidates
 
 
@@ -54,17 +63,63 @@ def one_pass(reader: Reader, question: str, context: Sequence[dict[str, Any]], l
 
 
 def per_passage(reader: Reader, question: str, context: Sequence[dict[str, Any]], language: str,
-                found: Sequence[Candidate] = ()) -> list[Candidate]:
+                found: Sequence[Candidate] = (), pool: Sequence[dict[str, Any]] = ()) -> list[Candidate]:
     """The reader's best span for the whole question in each of the first context passages read alone, then in
-    the pages of the entities `found` names (span questions only: a rule answers yes / no and "A or B" from the
-    whole context)."""
+    the pages of the entities `found` names, then in the pages (of the context or the pool) that the question's
+    named pages link to (span questions only: a rule answers yes / no and "A or B" from the whole context)."""
     candidates = []
-    for index in [*range(min(PER_PASSAGE, len(context))), *bridge_pages(found, context)]:
-        passage = context[index]
+    pages = [*range(min(PER_PASSAGE, len(context))), *bridge_pages(found, context)]
+    ids = {p.get("id") for p in context}
+    everything = [*context, *(p for p in pool if p.get("id") not in ids)]
+    links = [link for link in linked_pages(question, everything) if link["to"] not in pages]
+    for index, link in [*((i, None) for i in pages), *((link["to"], link) for link in links)]:
+        passage = everything[index]
         read = reader.read_ranked(question, [reader_passage(passage)], language, top=1)
         if read and not read[0].rule:
-            candidates.append(Candidate(replace(read[0], passage=index), "per_passage", dict(passage), index))
+            chain = []
+            if link is not None:
+                source = everything[link["from"]]
+                chain = [{"question": question, "answer": passage.get("title") or "", "passage": dict(source),
+                          "sentence": link["sentence"]},
+                         {"question": question, "answer": " ".join(read[0].text.split()), "passage": dict(passage)}]
+            candidates.append(Candidate(replace(read[0], passage=index), "linked" if chain else "per_passage",
+                                        dict(passage), index, chain))
     return candidates
+
+
+def linked_pages(question: str, context: Sequence[dict[str, Any]], top: int = LINKED) -> list[dict[str, Any]]:
+    """Context pages that a page the question names links to, best first by how many of the question's other
+    terms the linking sentence and its neighbours hold (at least one): "Where was Celia Marchbank's teacher
+    born?" -> the page of the architect named in Celia Marchbank's "she studied under ..." sentence. A page is
+    linked when the sentence names its title (reader.names) or holds a term of its title that no other page's
+    title has ("Бережной, Лев Матвеевич" from "у Льва Бережного"). Each: {"from": the named page, "to": the
+    linked page, "sentence": the linking one}."""
+    titles = [p.get("title") or "" for p in context]
+    named = named_pages(question, titles)
+    asked = _stems(question)
+    terms = [_stems(title) for title in titles]
+    unique = [{t for t in own if len(t) >= 4 and not any(t in other for j, other in enumerate(terms) if j != i)}
+              for i, own in enumerate(terms)]
+    best: dict[int, tuple[int, int, str]] = {}
+    for source in named:
+        parts = sentences(context[source].get("text") or "")
+        for at, sentence in enumerate(parts):
+            said = _stems(sentence)
+            near = said | _stems(" ".join(parts[max(0, at - 1):at + 2]))
+            weight = len((near & asked) - terms[source])
+            if not weight:
+                continue
+            linked = set(named_pages(sentence, titles)) | {i for i, own in enumerate(unique) if own & said}
+            for target in linked - {source, *named}:
+                if weight > best.get(target, (0, 0, ""))[0]:
+                    best[target] = (weight, source, sentence.strip())
+    ranked = sorted(best, key=lambda t: (-best[t][0], t))[:top]
+    return [{"from": best[t][1], "to": t, "sentence": best[t][2]} for t in ranked]
+
+
+def _stems(text: str) -> set[str]:
+    """Terms cut to five characters, so one root's words meet ("architect" / "architecture")."""
+    return {term[:5] for term in tokenize(text)}
 
 
 def bridge_pages(found: Sequence[Candidate], context: Sequence[dict[str, Any]]) -> list[int]:

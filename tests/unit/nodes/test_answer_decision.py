@@ -87,3 +87,21 @@ def test_an_unparsed_yes_no_question_gets_no_default_answer(run):
     result = run(odd, answer_threshold=0.0)
     assert result["abstained"] and result["withheld"] is None
     assert result["trace"][0]["note"].startswith("no reading found an answer")
+
+
+def test_a_page_the_named_page_links_to_is_read_from_the_retrieved_pool_and_cited_as_a_chain(run):
+    student = {"id": "fenwick#0", "doc_id": "fenwick", "title": "Orla Fenwick", "source": "index", "url": None,
+               "text": "Orla Fenwick was born in Brackwater in 1981. She trained as an architect under Tobias Rell "
+                       "at the Quayside Studio."}
+    teacher = {"id": "rell#0", "doc_id": "rell", "title": "Tobias Rell", "source": "index", "url": None,
+               "text": "Tobias Rell is an architect. He was born in Saltmere in 1950 and designed the harbour baths."}
+    question = "Where was Orla Fenwick's architecture teacher born?"
+    # grading kept only the page the question names; the teacher's page is among the retrieved candidates
+    result = run({"question": question, "language": "en", "selected": [student], "candidates": [student, teacher],
+                  "verdict": "correct"}, answer_threshold=0.0)
+    linked = [c for c in result["trace"][0]["candidates"] if c["reading"] == "linked"]
+    assert linked and linked[0]["answer"] == "Saltmere"
+    assert [step["answer"] for step in linked[0]["chain"]] == ["Tobias Rell", "Saltmere"]
+    if result["answer"].startswith("Saltmere"):  # chosen: cited by both pages, the linking sentence first
+        assert [c["id"] for c in result["citations"]] == ["fenwick#0", "rell#0"]
+        assert "Tobias Rell" in result["evidence"][0]["sentence"]

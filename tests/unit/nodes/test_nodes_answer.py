@@ -260,3 +260,4 @@ def test_the_llm_is_asked_to_answer_a_traditional_question_in_traditional_charac
     result = run(_chinese_state("誰在半決賽中輸給了灰狼隊？", traditional(MATCH)), llm_answer=True)
     assert result["answer"] == "北嶺鋼鐵隊 [1]" and result["trace"][0]["decision"] == "LLM answer"
     assert "Answer in Chinese in traditional characters" in model.prompts[0]
+

@@ -123,3 +123,21 @@ def test_the_pages_of_found_entities_are_read_alone_after_the_first_passages():
     assert bridge_pages(found, context) == [PER_PASSAGE + 1]  # Lunevar's page, not Skarnvik's
     found_on_its_own_page = [_candidate("Lunevar", "one_pass", town, town["text"])]
     assert bridge_pages(found_on_its_own_page, context) == []
+
+
+def test_pages_linked_from_a_named_page_are_found_by_the_sentence_that_names_them():
+    from cragraph.answering.readings import linked_pages
+
+    student = {"id": "s", "title": "Orla Fenwick",
+               "text": "Orla Fenwick was born in Brackwater in 1981. She trained as an architect under Tobias "
+                       "Rell at the Quayside Studio. She sails on weekends. Her sister Ines Fenwick runs a bakery."}
+    teacher = {"id": "t", "title": "Tobias Rell", "text": "Tobias Rell was born in Saltmere in 1950."}
+    town = {"id": "b", "title": "Brackwater", "text": "Brackwater is a market town on the Ouse."}
+    sister = {"id": "i", "title": "Ines Fenwick", "text": "Ines Fenwick was born in Brackwater."}
+    context = [student, town, sister, teacher]
+    links = linked_pages("Where was Orla Fenwick's architecture teacher born?", context)
+    teacher_link = next(link for link in links if link["to"] == 3)  # its sentence speaks of an "architect"
+    assert teacher_link["from"] == 0 and "Tobias Rell" in teacher_link["sentence"]
+    assert 2 not in [link["to"] for link in links]  # the sister's sentence and its neighbours share nothing with it
+    assert 0 not in [link["to"] for link in links]  # the named page itself is not a link
+    assert linked_pages("Where was Tobias Rell born?", [teacher, town]) == []  # his page names no other page
