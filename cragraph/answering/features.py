@@ -1,17 +1,19 @@
 """The signals the decision reads, one vector per candidate, all computed by earlier stages or the readings.
 
-Why these: how a candidate was read and how sure the reader was of it (its span score over the no-answer
-score, its share among rival spans, its rank), how sure the previous hop was of the value that filled it,
-whether other readings agree, how much of what the question asks (its terms weighted by rarity in the index)
-the candidate's sentences and page titles speak of, whether its kind fits what the question asks for (a year
-for "when", a number for "how many", a name for "who"), whether it is some page's title (an entity), whether
-its passage is about something the question names (a first hop), about something only another passage names
-(a second hop), or neither while the question names some page (a stray: another entity's fact, the shape of a
-wrong answer to a question the corpus cannot answer), whether another reading answered with its page's entity
-(it was led there: a bridge question's second hop) or its answer is itself some other context page's entity
-(a bridge to read on from), how the CRAG evaluator graded its passage and the context (the grade of the cited
-passage, the best grade, the best evidence sentence, the verdict), whether any context page is about something
-the question names, and the route and language, which shift how far the rest can be trusted.
+Why these: how a candidate was read and how sure the reader was of it (its span score over the no-answer score, its
+share among rival spans, its rank), how sure the previous hop was of the value that filled it, whether other
+readings agree, how much of what the question asks (its terms weighted by rarity in the index) the candidate's
+sentences and page titles speak of, and how much of what it asks of the entities it names (its terms without theirs:
+"how long", "founded") the candidate's sentences speak of (a page that names the entity but not the asked fact is
+the shape of a question the corpus cannot answer), whether its kind fits what the question asks for (a year for
+"when", a number for "how many", a name for "who"), whether it is some page's title (an entity), whether its passage
+is about something the question names (a first hop), about something only another passage names (a second hop), or
+neither while the question names some page (a stray: another entity's fact, the shape of a wrong answer to a
+question the corpus cannot answer), whether another reading answered with its page's entity (it was led there: a
+bridge question's second hop) or its answer is itself some other context page's entity (a bridge to read on from),
+how the CRAG evaluator graded its passage and the context (the grade of the cited passage, the best grade, the best
+evidence sentence, the verdict), whether any context page is about something the question names, and the route and
+language, which shift how far the rest can be trusted.
 """
 
 from __future__ import annotations
@@ -21,13 +23,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from cragraph.answering.candidates import READINGS, Candidate, names_same, normal, same_answer, sentences_holding
+from cragraph.reader.names import named_pages
 from cragraph.reader.rerank import question_type, span_type
 from stores.tokenize import tokenize
 
 FEATURES = (
     "one_pass", "hop_chain", "per_passage", "linked", "yes_no", "options", "compared", "first_hop", "second_hop",
     "stray", "margin",
-    "share", "rank", "hop_margin", "hop_share", "hop_rank", "agree", "support", "cover", "rare_missing", "type_fit",
+    "share", "rank", "hop_margin", "hop_share", "hop_rank", "agree", "support", "cover", "asked_cover", "rare_missing",
+    "type_fit",
     "is_title", "led_to", "leads_on", "in_question", "log_length", "graded", "grade", "best_grade", "best_evidence",
     "verdict_correct", "verdict_incorrect", "named_page", "multihop", "ru", "zh", "passages",
 )
@@ -45,6 +49,10 @@ def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str,
     titles = {normal(p.get("title") or "") for p in context} - {""}
     found = [(c.text, c.passage.get("id")) for c in candidates]
     named_page = float(any(_named(p, asked) for p in context))
+    # what the question asks of the entities it names: its terms without theirs ("how long", "the teacher ... born")
+    entity_terms = {t for i in named_pages(question, [p.get("title") or "" for p in context])
+                    for t in tokenize(context[i].get("title") or "")}
+    relation = {_root(t): weights[t] for t in asked - entity_terms}
     asked_for = question_type(question)
     language = signals.get("language", "en")
     for candidate in candidates:
@@ -72,6 +80,7 @@ def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str,
             "support": min(3.0, float(sum(normal(candidate.text) in t for t in texts)))
             if read.kind == "span" else 0.0,
             "cover": sum(w for t, w in weights.items() if t in said) / (sum(weights.values()) or 1.0),
+            "asked_cover": _share_said(relation, said),
             "rare_missing": float(rarest is not None and rarest not in said),
             "type_fit": _type_fit(asked_for, candidate.text) if read.kind == "span" else 0.0,
             "is_title": float(normal(candidate.text) in titles),
@@ -102,6 +111,18 @@ def _type_fit(asked_for: str, text: str) -> float:
     if asked_for not in _FITS:
         return 0.0
     return 1.0 if span_type(text) in _FITS[asked_for] else -1.0
+
+
+def _share_said(relation: dict[str, float], said: set[str]) -> float:
+    """The rarity-weighted share of the question's relation terms that the candidate's sentences hold, one root
+    ("длина" / "длиной", "architect" / "architecture") counting as one term; 1 when the question has none."""
+    roots = {_root(t) for t in said}
+    total = sum(relation.values())
+    return sum(w for t, w in relation.items() if t in roots) / total if total else 1.0
+
+
+def _root(term: str) -> str:
+    return term[:5]
 
 
 def _said(candidate: Candidate) -> set[str]:
@@ -153,8 +174,8 @@ RULES = ("yes_no", "options", "compared")
 # weights below, and the answer node gives a rule's answer whenever the rule decided, reporting its probability
 # (holding them back under the threshold halved the development set's EM with no gain in Truth: docs/answering.md).
 MODEL_READINGS = ("one_pass", "hop_chain", "per_passage", "linked")
-INTERACTING = ("margin", "share", "rank", "cover", "rare_missing", "first_hop", "second_hop", "grade", "agree",
-               "log_length", "type_fit", "led_to", "leads_on")
+INTERACTING = ("margin", "share", "rank", "cover", "asked_cover", "rare_missing", "first_hop", "second_hop", "grade",
+               "agree", "log_length", "type_fit", "led_to", "leads_on")
 # What the decision reads: the signals, and each of INTERACTING per reading (a margin means more in one reading
 # than in another), so one linear model can weigh them apart.
 MODEL_FEATURES = (*(f for f in FEATURES if f not in RULES), "rule",

@@ -141,3 +141,15 @@ def test_pages_linked_from_a_named_page_are_found_by_the_sentence_that_names_the
     assert 2 not in [link["to"] for link in links]  # the sister's sentence and its neighbours share nothing with it
     assert 0 not in [link["to"] for link in links]  # the named page itself is not a link
     assert linked_pages("Where was Tobias Rell born?", [teacher, town]) == []  # his page names no other page
+
+
+def test_asked_cover_is_what_the_candidates_sentence_says_of_what_the_question_asks_beyond_its_entity():
+    river = {"id": "r", "title": "Harl", "text": "The Harl flows past 12 villages. Its source lies in the Mossfell."}
+    other = {"id": "o", "title": "Brenn", "text": "The Brenn is 45 km long."}
+    question = "How long is the Harl?"
+    villages = _candidate("12", "one_pass", river, "The Harl flows past 12 villages.")
+    neighbour = _candidate("45 km", "per_passage", other, "The Brenn is 45 km long.")
+    featurize([villages, neighbour], question, {"language": "en"}, [river, other], lambda t: 1.0)
+    assert villages.features["asked_cover"] == 0.0  # about the Harl, silent on its length
+    assert neighbour.features["asked_cover"] == 1.0 and neighbour.features["stray"] == 1.0  # the length of another
+    assert villages.features["stray"] == 0.0 and villages.features["first_hop"] == 1.0
