@@ -3,7 +3,7 @@
 e5 cosines are compressed (nearly every pair lands in 0.7-0.9), so the raw cosine is mapped linearly by two
 calibration points, cos_lo -> -1 and cos_hi -> +1, and clamped. The points come from gold vs non-gold passages
 among each question's dense top-10 on hotpotqa_migres200: cos_lo is the 5th percentile of the non-gold
-cosines, cos_hi the 95th percentile of the gold ones (cragraph/bench/cosine_calibration.py). Re-measure with
+cosines, cos_hi the 95th percentile of the gold ones (cragraph_lab/cosine_calibration.py). Re-measure with
     cragraph bench cosine-calibration ../shared/data/hotpotqa_migres200 --embedder e5-small
 """
 

@@ -1,9 +1,11 @@
-"""The `cragraph` command line: index, search, ask, serve, eval, bench, web-standin."""
+"""The `cragraph` command line: index, search, ask, serve, eval folder; from a source checkout also the lab's
+bench, eval retrieval / qa and training commands (cragraph_lab/, not in the wheel)."""
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import importlib
 import json
 import logging
 import os
@@ -12,14 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cragraph.cli.agent import register as register_agent_commands
-from cragraph.cli.bench import register as register_bench_commands
-from cragraph.cli.evaluator import add_eval_evaluator, add_train_evaluator
+from cragraph.cli.folder import add_eval_folder
 from cragraph.cli.options import DEFAULT_INDEX, add_backend_options, index_location, parse_filters
 from cragraph.cli.plan import register as register_plan_commands
-from cragraph.cli.qa import add_eval_folder, add_eval_qa, add_eval_qa_suite
-from cragraph.cli.web import register as register_web_commands
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import ModuleType
+
     from stores.backend import Index
     from stores.bundle import IngestReport
 
@@ -42,7 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     parser = _parser()
     args, extra = parser.parse_known_args(argv)
-    if extra:  # argparse would blame the top-level command; the command given has the usage that helps
+    # argparse would blame the top-level command; the command given has the usage that helps. A lab placeholder
+    # takes any arguments: it only says where the command lives.
+    if extra and not getattr(args, "lab_only", False):
         _refuse_extra(parser, sys.argv[1:] if argv is None else argv, extra)
     if not getattr(args, "run", None):
         parser.print_help()
@@ -89,7 +93,6 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(title="commands")
     register_agent_commands(commands)
     register_plan_commands(commands)
-    add_train_evaluator(commands)
 
     index = commands.add_parser("index", help="index files or folders (.jsonl .txt .md .html) into a bundle")
     index.add_argument("paths", nargs="*",
@@ -135,39 +138,62 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument("--json", action="store_true", help="print JSON instead of a table")
     search.set_defaults(run=_search)
 
-    evaluate = commands.add_parser("eval", help="benchmarks")
+    evaluate = commands.add_parser("eval", help="answer a questions file over your own documents")
     targets = evaluate.add_subparsers(title="what to evaluate")
-    retrieval = targets.add_parser("retrieval", help="R@k, AllGold@5, MRR and latency per retrieval mode")
-    retrieval.add_argument("--dataset", required=True, action="append",
-                           help="folder with questions.jsonl and corpus.jsonl (repeatable)")
-    retrieval.add_argument("--ablate", default="",
-                           help="comma-separated techniques to flip against the defaults, in one run: "
-                                "entities, multi_query, prf, query_class_alpha, query2doc, hyde, metadata_boost "
-                                "(replaces --modes)")
-    retrieval.add_argument("--chat-model", default="", help="chat model for query2doc / hyde (default: embedded)")
-    retrieval.add_argument("--modes", default="bm25,dense,hybrid",
-                           help="comma-separated: bm25, dense, hybrid, hybrid-rrf|score|dynamic, multihop, "
-                                "multihop-nograph, graph, router (default: %(default)s)")
-    retrieval.add_argument("--embedder", default="e5-small")
-    retrieval.add_argument("--limit", type=int, default=None, help="first N questions only")
-    retrieval.add_argument("--out", type=Path, default=None, help="JSON report path")
-    retrieval.add_argument("--index-root", type=Path, default=None,
-                           help="where dataset indexes are kept (default: the user cache folder)")
-    retrieval.add_argument("--backend", default="bundle",
-                           help="comma-separated index backends to compare in one run, each mode on each: bundle, "
-                                "milvus (our tokenizer's terms in Milvus' BM25), milvus-analyzer (Milvus' standard "
-                                "analyzer over the raw text) (default: %(default)s)")
-    retrieval.add_argument("--uri", default=None, metavar="URI",
-                           help="Milvus for the milvus backends: a server (http://host:19530) or a Milvus Lite "
-                                "file (default: one Lite file per dataset under --index-root)")
-    retrieval.set_defaults(run=_eval_retrieval)
-    add_eval_evaluator(targets)
-    add_eval_qa(targets)
-    add_eval_qa_suite(targets)
     add_eval_folder(targets)
-    register_bench_commands(commands)
-    register_web_commands(commands)
+    lab = lab_commands()
+    if lab is not None:
+        lab.register(commands, targets)
+    else:
+        _lab_placeholders(commands, targets)
     return parser
+
+
+LAB_HINT = ("is a lab tool: it lives in the source tree (cragraph_lab/), not in the installed package. "
+            "Run it from a source checkout after `make install`.")
+
+
+def lab_commands() -> ModuleType | None:
+    """The lab's command registry (cragraph_lab.cli) when this is a source checkout, else None.
+
+    The lab is not in the wheel. In a checkout it is importable from the working directory (tests, `python -m`)
+    or sits beside the `cragraph` package that runs (an editable `make install`), and is then put on the path.
+    The product imports nothing from it: this is the one place that looks for it, by name."""
+    try:
+        return importlib.import_module("cragraph_lab.cli")
+    except ModuleNotFoundError as error:
+        if error.name not in ("cragraph_lab", "cragraph_lab.cli"):
+            raise
+    root = Path(__file__).resolve().parents[2]
+    if not ((root / "cragraph_lab" / "cli" / "__init__.py").is_file() and (root / "pyproject.toml").is_file()):
+        return None
+    sys.path.append(str(root))
+    return importlib.import_module("cragraph_lab.cli")
+
+
+LAB_COMMANDS = {"bench": "speed, calibration and training measurements",
+                "train-evaluator": "train the embedded relevance evaluator's head",
+                "web-standin": "a local Tavily stand-in for benchmarks"}
+LAB_EVAL_TARGETS = {"retrieval": "R@k per retrieval mode over benchmark sets",
+                    "evaluator": "the relevance evaluators over benchmark sets",
+                    "qa": "end-to-end QA over a benchmark set, with the peers",
+                    "qa-suite": "every benchmark set, every mode and peer"}
+
+
+def _lab_placeholders(commands: argparse._SubParsersAction, targets: argparse._SubParsersAction) -> None:
+    """The lab's commands where the lab is absent (an installed wheel): each says where it lives."""
+    for group, names, prefix in ((commands, LAB_COMMANDS, "cragraph"), (targets, LAB_EVAL_TARGETS, "cragraph eval")):
+        for name, what in names.items():
+            placeholder = group.add_parser(name, help=f"{what} (lab: source checkout only)", add_help=False)
+            placeholder.set_defaults(run=_lab_missing(f"{prefix} {name}"), lab_only=True)
+
+
+def _lab_missing(command: str) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        print(f"error: `{command}` {LAB_HINT}", file=sys.stderr)
+        return 2
+
+    return run
 
 
 def _workers(text: str) -> int:
@@ -289,24 +315,4 @@ def _search(args: argparse.Namespace) -> int:
         print(f"| {rank} | {hit.chunk.id} | {hit.score:.4f} | {'' if bm25 is None else f'{bm25:.2f}'} | "
               f"{'' if dense is None else f'{dense:.3f}'} | {hit.chunk.title} | "
               f"{text[:100]}{'…' if len(text) > 100 else ''} |")
-    return 0
-
-
-def _eval_retrieval(args: argparse.Namespace) -> int:
-    if args.ablate:
-        from cragraph.bench.ablation import run_ablations
-
-        ablate = [m.strip() for m in args.ablate.split(",") if m.strip()]
-        run_ablations(args.dataset, ablate, embedder=args.embedder, limit=args.limit, out=args.out,
-                      index_root=args.index_root, chat_model=args.chat_model)
-        return 0
-    from cragraph.bench.retrieval import run_retrieval_eval
-
-    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
-    backends = [b.strip() for b in args.backend.split(",") if b.strip()]
-    for dataset in args.dataset:
-        out = args.out if len(args.dataset) == 1 or args.out is None else \
-            args.out.with_name(f"{args.out.stem}-{Path(dataset).name}{args.out.suffix}")
-        run_retrieval_eval(dataset, modes, embedder=args.embedder, limit=args.limit, out=out,
-                           index_root=args.index_root, backends=backends, uri=args.uri)
     return 0

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cragraph.bench.training_data import xquad_part
+from cragraph_lab.training_data import xquad_part
 from evaluators.embedded import DEFAULT_WEIGHTS, EmbeddedEvaluator
 from evaluators.features import FEATURE_NAMES
 from evaluators.registry import clear_evaluator_cache, load_evaluator

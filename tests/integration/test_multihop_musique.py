@@ -19,9 +19,9 @@ pytestmark = pytest.mark.integration
 def bundle():
     if not MUSIQUE.exists():
         pytest.skip(f"benchmark data {MUSIQUE} is not present (it sits beside the repo in development)")
-    from cragraph.bench.datasets import load_dataset
-    from cragraph.bench.retrieval import dataset_index
     from cragraph.models.paths import cache_root
+    from cragraph_lab.datasets import load_dataset
+    from cragraph_lab.retrieval import dataset_index
 
     dataset = load_dataset(MUSIQUE)
     # The benchmark's index lives in the user's cache (tests redirect cache_root() into the checkout).
@@ -38,10 +38,10 @@ def bundle():
 
 
 def test_multihop_evidence_finds_more_gold_than_single_step(bundle):
-    from cragraph.bench.metrics import recall_at
-    from cragraph.bench.multihop import multihop_context
-    from cragraph.bench.retrieval import retriever_modes
+    from cragraph.evaluation.metrics import recall_at
     from cragraph.retrieval.retriever import HybridRetriever, RetrievalSettings
+    from cragraph_lab.multihop import multihop_context
+    from cragraph_lab.retrieval import retriever_modes
     from graph.multihop import multihop_graph
 
     dataset, index = bundle

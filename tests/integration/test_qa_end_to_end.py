@@ -36,7 +36,7 @@ def slice_dataset(tmp_path_factory) -> Path:
 
 def test_all_modes_report_plots_and_resume(slice_dataset, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    from cragraph.bench.qa import ALL_MODES, run_qa_eval
+    from cragraph_lab.qa import ALL_MODES, run_qa_eval
 
     out, index_root = tmp_path / "out", tmp_path / "indexes"
     summary = run_qa_eval(slice_dataset, ALL_MODES, limit=QUESTIONS, out=out, index_root=index_root,
@@ -76,9 +76,9 @@ def test_all_modes_report_plots_and_resume(slice_dataset, tmp_path, monkeypatch)
 
 def test_peers_retrieve_gold_from_the_same_bundle(slice_dataset, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    from cragraph.bench.datasets import load_dataset
-    from cragraph.bench.peers import LangChainEnsemble, RankBM25
-    from cragraph.bench.retrieval import dataset_index
+    from cragraph_lab.datasets import load_dataset
+    from cragraph_lab.peers import LangChainEnsemble, RankBM25
+    from cragraph_lab.retrieval import dataset_index
 
     dataset = load_dataset(slice_dataset)
     bundle = dataset_index(dataset, "e5-small", tmp_path / "indexes", progress=False)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cragraph.bench.folder_qa import answer_folder, read_questions, summary
+from cragraph.evaluation.folder_qa import answer_folder, read_questions, summary
 
 pytestmark = pytest.mark.integration
 DATA = Path(__file__).resolve().parents[1] / "data" / "userlike"

@@ -1,5 +1,6 @@
 """The import graph of the project's packages, imports inside functions included: layers import only what lies
-below them, no module imports itself back through others, and no node imports another node."""
+below them, no module imports itself back through others, and no node imports another node. The lab
+(cragraph_lab/, not in the wheel) is the top layer: it imports the product, and nothing shipped imports it."""
 
 from __future__ import annotations
 
@@ -7,14 +8,15 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
-TOP_LEVEL = ("graph", "nodes", "evaluators", "prompts", "stores", "cragraph")
+TOP_LEVEL = ("graph", "nodes", "evaluators", "prompts", "stores", "cragraph", "cragraph_lab")
 
 # Top to bottom; a module belongs to the first layer one of whose prefixes names it or a package above it.
 LAYERS: tuple[tuple[str, ...], ...] = (
+    ("cragraph_lab",),
     ("cragraph.__main__",),
     ("cragraph.cli",),
     ("cragraph.auth",),
-    ("cragraph.bench",),
+    ("cragraph.evaluation",),
     ("graph",),
     ("nodes",),
     ("cragraph.policy",),
@@ -144,3 +146,11 @@ def test_the_checker_names_an_upward_import_hidden_inside_a_function(tmp_path):
     edges = import_graph(tmp_path)
     assert edges["stores.bundle"] == {"graph.builder"} and edges["graph.builder"] == {"stores.bundle"}
     assert upward_imports(edges) == ["stores.bundle -> graph.builder"]
+
+
+def test_nothing_shipped_imports_the_lab():
+    """The wheel leaves cragraph_lab out, so a shipped module that imported it would fail on a user's install.
+    (cragraph/cli/main.py looks the lab's commands up by name, through importlib, where a checkout has them.)"""
+    shipped = [f"{module} -> {target}" for module, targets in import_graph().items()
+               if not module.startswith("cragraph_lab") for target in targets if target.startswith("cragraph_lab")]
+    assert not shipped, "shipped modules importing the lab:\n" + "\n".join(shipped)

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from cragraph.bench.evaluator_eval import bm25_normalized, markdown_table
+from cragraph_lab.evaluator_eval import bm25_normalized, markdown_table
 from evaluators.base import grade
 from evaluators.thresholds import (
     THRESHOLDS_FILE,
@@ -83,7 +83,7 @@ def test_bm25_baseline_is_the_score_over_the_lists_best():
 
 
 def test_report_table_has_one_row_per_scorer():
-    from cragraph.bench.evaluator_eval import EvaluatorEvalReport, ScorerResult
+    from cragraph_lab.evaluator_eval import EvaluatorEvalReport, ScorerResult
 
     counts = {"correct": 1, "ambiguous": 0, "incorrect": 1}
     report = EvaluatorEvalReport("demo", 2, 20, 2, 1.0, [

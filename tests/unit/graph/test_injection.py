@@ -11,9 +11,9 @@ import re
 import pytest
 
 import cragraph.models.structured
-from cragraph.bench.web_standin import WebStandin
 from cragraph.cli.agent import print_result
 from cragraph.models.scripted import ScriptedChatModel
+from cragraph_lab.web_standin import WebStandin
 from graph import graph
 from prompts.data import quote_passages
 from tests.fixtures.graph import DOCS, build_tiny_index, context, use_keyword_evaluator

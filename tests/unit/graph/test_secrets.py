@@ -14,9 +14,9 @@ from urllib.parse import quote
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from cragraph.bench.web_standin import WebStandin
 from cragraph.cli.main import main
 from cragraph.retrieval.web import WebSearchClient, WebSearchError
+from cragraph_lab.web_standin import WebStandin
 from graph.builder import build_graph
 from tests.fixtures.graph import build_tiny_index, context, use_keyword_evaluator
 

@@ -6,8 +6,8 @@ import pytest
 from langgraph.runtime import Runtime
 
 import cragraph.models.structured
-from cragraph.bench.qa_metrics import normalize_answer
 from cragraph.context import Context
+from cragraph.evaluation.qa_metrics import normalize_answer
 from cragraph.models.scripted import ScriptedChatModel
 from nodes.answer import answer
 from stores.chinese_script import traditional

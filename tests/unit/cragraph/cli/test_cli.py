@@ -122,8 +122,8 @@ def test_parse_filters():
 
 
 def test_eval_retrieval_refuses_an_unknown_mode(tmp_path, capsys):
-    from cragraph.bench.retrieval import retriever_modes
     from cragraph.retrieval.retriever import HybridRetriever
+    from cragraph_lab.retrieval import retriever_modes
 
     with pytest.raises(ValueError, match="unknown mode 'hybrid-magic'"):
         retriever_modes(HybridRetriever(bundle=None), ["hybrid-magic"])
@@ -148,8 +148,8 @@ def test_bench_help_lists_its_five_commands(capsys):
 
 
 def test_bench_commands_parse_the_options_of_the_old_entry_points():
-    from cragraph.cli import bench
     from cragraph.cli.main import _parser
+    from cragraph_lab.cli import bench
 
     parser = _parser()
     latency = parser.parse_args(["bench", "ask-latency", "--index", "ix", "--file", "q.txt", "--web"])
@@ -165,7 +165,7 @@ def test_bench_commands_parse_the_options_of_the_old_entry_points():
 
 
 def test_bench_bm25_speed_writes_its_json(tmp_path, capsys):
-    from cragraph.bench.bm25_speed import DATA
+    from cragraph_lab.bm25_speed import DATA
 
     if not DATA.exists():
         pytest.skip(f"`cragraph bench bm25-speed` reads every corpus under {DATA}, which is not present "
@@ -184,14 +184,14 @@ def test_bench_bm25_speed_writes_its_json(tmp_path, capsys):
 
 
 def test_bench_bm25_speed_without_data_is_a_clear_error(tmp_path):
-    from cragraph.bench.bm25_speed import run
+    from cragraph_lab.bm25_speed import run
 
     with pytest.raises(FileNotFoundError, match="benchmark data not found"):
         run(10, 1, 1, data=tmp_path / "nowhere")
 
 
 def test_bench_training_data_prints_every_folder_it_writes(tmp_path, capsys):
-    from cragraph.bench.training_data import default_data_root
+    from cragraph_lab.training_data import default_data_root
 
     if not default_data_root().exists():
         pytest.skip(f"`cragraph bench training-data` cuts the sets under {default_data_root()}, which is not present")
@@ -246,9 +246,9 @@ def test_bench_semantic_calibration_prints_a_threshold_per_script(tmp_path, tiny
 
 
 def test_qa_suite_options_become_the_config_and_its_reproduce_command():
-    from cragraph.bench.qa_suite import SUITE_SETS, suite_command
     from cragraph.cli.main import _parser
-    from cragraph.cli.qa import config_from_args, run_eval_qa_suite
+    from cragraph_lab.cli.qa import config_from_args, run_eval_qa_suite
+    from cragraph_lab.qa_suite import SUITE_SETS, suite_command
 
     args = _parser().parse_args(["eval", "qa-suite", "--sets", "a, b", "--limit", "50", "--fresh", "--no-plots",
                                  "--data-root", "data"])

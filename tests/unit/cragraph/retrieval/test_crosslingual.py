@@ -12,8 +12,6 @@ import numpy as np
 import pytest
 from langgraph.runtime import Runtime
 
-from cragraph.bench.crosslingual import crosslingual_dataset
-from cragraph.bench.datasets import load_dataset
 from cragraph.retrieval import crosslingual as module
 from cragraph.retrieval import glosses
 from cragraph.retrieval.crosslingual import (
@@ -25,6 +23,8 @@ from cragraph.retrieval.crosslingual import (
 )
 from cragraph.retrieval.glosses import english_glosses
 from cragraph.retrieval.retriever import HybridRetriever
+from cragraph_lab.crosslingual import crosslingual_dataset
+from cragraph_lab.datasets import load_dataset
 from nodes.retrieve import retrieve
 from stores.bundle import IndexBundle
 from stores.docstore import DocStore
