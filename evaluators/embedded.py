@@ -68,7 +68,7 @@ class RelevanceFeatures:
         embedder = self.embedder
         with self._lock:
             if self._pieces is None:
-                self._pieces = StaticPieces.from_sentence_transformer(embedder.model)
+                self._pieces = _static_pieces(embedder)
             return self._pieces
 
     def passage_vectors(self, passages: Sequence[str]) -> np.ndarray:
@@ -119,6 +119,18 @@ class RelevanceFeatures:
             query_vector = self.query_vector(question)
         return list_features(simplified(question), [simplified(p) for p in passages], query_vector,
                              self.passage_vectors(passages), self.pieces)
+
+
+def _static_pieces(embedder: Any) -> StaticPieces:
+    """The word-piece table and tokenizer of `embedder`: from its sentence-transformers model, or, for the
+    packaged e5-small on ONNX / OpenVINO, from the plain-torch e5 the reader reads too (no sentence-transformers
+    import; the table is that model's own tensor, not a copy)."""
+    from cragraph.models.e5_torch import e5_int8, serves_light
+
+    if serves_light(embedder):
+        light = e5_int8()
+        return StaticPieces.from_parts(light.tokenizer, light.word_table)
+    return StaticPieces.from_sentence_transformer(embedder.model)
 
 
 class EmbeddedEvaluator(RelevanceEvaluator):

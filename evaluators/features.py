@@ -80,7 +80,11 @@ class StaticPieces:
         transformer: Any = model[0]  # sentence-transformers' Transformer module (its attributes vary by version)
         auto_model = getattr(transformer, "auto_model", None) or transformer.model
         table = auto_model.get_input_embeddings().weight.detach().float().numpy()
-        tokenizer = transformer.tokenizer
+        return cls.from_parts(transformer.tokenizer, table)
+
+    @classmethod
+    def from_parts(cls, tokenizer: Any, table: np.ndarray) -> StaticPieces:
+        """From a Hugging Face tokenizer and the model's input word-piece table (vocab, dim)."""
         skip = set(tokenizer.all_special_ids)
         for piece in ("▁", "query", "▁query", ":", "passage", "▁passage"):
             piece_id = tokenizer.convert_tokens_to_ids(piece)

@@ -32,6 +32,7 @@ from cragraph.models.onnx_embedder import (
     ONNX_INT8,
     OPENVINO,
     TORCH,
+    BackendStartError,
     FolderTokenizer,
     OnnxRunner,
     resolve_backend,
@@ -149,7 +150,7 @@ class Embedder:
     def __init__(
         self, name: str, model: SentenceTransformer | None, query_prefix: str = "", passage_prefix: str = "",
         runner: OnnxRunner | None = None, backend: str = TORCH, *, dim: int = 0,
-        open_model: Callable[[], SentenceTransformer] | None = None,
+        open_model: Callable[[], SentenceTransformer] | None = None, fallback: bool = False,
     ):
         if model is None and (runner is None or open_model is None or dim <= 0):
             raise ValueError("an embedder without its model needs a runner, its dimension and open_model")
@@ -161,6 +162,7 @@ class Embedder:
         self.passage_prefix = passage_prefix
         self.runner = runner
         self.backend = backend
+        self.fallback = fallback  # a runner that cannot start: embed on torch with a warning instead of raising
         if model is not None:
             get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
             dim = int(get_dim() or 0)
@@ -196,8 +198,16 @@ class Embedder:
         items = [prefix + _LONE_SURROGATE.sub("\ufffd", t) for t in texts]
         if not items:
             return np.zeros((0, self.dim), dtype=np.float32)
-        if self.runner is not None:
-            return np.ascontiguousarray(self.runner.encode(items, batch_size=batch_size), dtype=np.float32)
+        runner = self.runner
+        if runner is not None:
+            try:
+                return np.ascontiguousarray(runner.encode(items, batch_size=batch_size), dtype=np.float32)
+            except BackendStartError as error:
+                if not self.fallback:
+                    raise
+                warnings.warn(f"embedding on torch: the {self.backend} backend could not start ({error})",
+                              RuntimeWarning, stacklevel=3)
+                self.runner, self.backend = None, TORCH  # the same vectors (fp32), from the torch model
         vectors = self.model.encode(
             items,
             batch_size=batch_size,
@@ -398,7 +408,9 @@ def _torch_base(canonical: str, name: str) -> Embedder:
 
 def _runner_or_torch(canonical: str, name: str, backend: str, explicit: bool) -> Embedder:
     try:
-        return runner_embedder(backend)
+        embedder = runner_embedder(backend)
+        embedder.fallback = not explicit  # the runtime starts on the first text embedded: torch then, if need be
+        return embedder
     except Exception as err:  # an export can fail many ways (no onnx package, disk full); torch still works
         if explicit:
             raise

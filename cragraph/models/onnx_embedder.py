@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
 import threading
 import warnings
@@ -49,6 +50,7 @@ BACKENDS = (TORCH, ONNX, ONNX_INT8, OPENVINO)
 DEFAULT_BACKEND = TORCH  # onnx fp32 measured 0.94x torch on this 2-core CPU (cragraph_lab/embed_speed.py)
 FP32_FILE = "model.onnx"
 INT8_FILE = "model.int8.onnx"
+OPENVINO_CACHE = "openvino-cache"  # OpenVINO's compiled models, beside the graphs they were compiled from
 _OPSET = 17
 
 # e5-small's FFN output projections whose int8 error moves the sentence vectors most (as for the torch int8
@@ -88,6 +90,10 @@ def onnx_folder(rebuilt: Path) -> Path:
 
 
 def use_cuda() -> bool:
+    """Whether torch sees a GPU. Without an NVIDIA driver (Linux: no /proc/driver/nvidia, and no /dev/dxg of WSL)
+    the answer is no without importing torch, a 2 s import a query on ONNX / OpenVINO does not otherwise need."""
+    if sys.platform.startswith("linux") and not (Path("/proc/driver/nvidia").exists() or Path("/dev/dxg").exists()):
+        return False
     try:
         import torch
     except ImportError:  # pragma: no cover - torch is a dependency
@@ -167,17 +173,31 @@ def ensure_onnx(rebuilt: Path, int8: bool = False) -> Path:
     return wanted
 
 
+class BackendStartError(RuntimeError):
+    """The ONNX Runtime or OpenVINO session could not start (raised on first use, not when the embedder loads)."""
+
+
 class OpenVinoSession:
     """The exported graph compiled by OpenVINO for the CPU, answering ONNX Runtime's `run` call."""
 
-    def __init__(self, graph: Path, threads: int | None = None) -> None:
+    def __init__(self, graph: Path, threads: int | None = None, cache: bool = True) -> None:
         import openvino
 
         core = openvino.Core()
+        if cache:  # the compiled model kept beside the graph: later processes skip reading the ONNX file and
+            # compiling it (about 6 s of a cold `cragraph ask`, 0.9 s from the cache); OpenVINO keys the cache by
+            # the graph, its version, the device and the settings, so a changed one is compiled anew
+            core.set_property({"CACHE_DIR": str(graph.parent / OPENVINO_CACHE)})
         config: dict[str, Any] = {"PERFORMANCE_HINT": "LATENCY"}  # one stream: an index build embeds batch by batch
         if threads:
             config["INFERENCE_NUM_THREADS"] = threads
-        self.compiled = core.compile_model(core.read_model(str(graph)), "CPU", config)
+        try:
+            self.compiled = core.compile_model(str(graph), "CPU", config)
+        except RuntimeError:
+            if not cache:
+                raise
+            core = openvino.Core()  # an unwritable or damaged cache: compile without it
+            self.compiled = core.compile_model(str(graph), "CPU", config)
         self.precision = str(self.compiled.get_property("INFERENCE_PRECISION_HINT"))
 
     def run(self, names: Sequence[str], feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
@@ -231,10 +251,16 @@ class OnnxRunner:
     @property
     def session(self) -> Any:
         """The ONNX Runtime session, started on first use: reading the 470 MB graph takes 1-4 s, which a process
-        that loads the embedder only for its tokenizer or the reader's torch model should not pay."""
+        that loads the embedder only for its tokenizer or the reader's torch model should not pay. A runtime that
+        cannot start raises BackendStartError (the embedder then falls back to torch unless it was asked for)."""
         with self._lock:
             if self._session is None:
-                self._session = self._start()
+                try:
+                    self._session = self._start()
+                except Exception as error:  # no plugin for this CPU, a damaged graph, a missing package ...
+                    raise BackendStartError(f"{self.runtime} could not start on {self.graph.name}: "
+                                            f"{type(error).__name__}: {' '.join(str(error).split())[:300]}"
+                                            ) from error
             return self._session
 
     @session.setter

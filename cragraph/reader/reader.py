@@ -71,18 +71,23 @@ class Reader:
     @classmethod
     def load(cls, path: str | Path = DEFAULT_WEIGHTS, embedder: str = "e5-small") -> Reader:
         """Weights from `path` (reader.npz + config.json); the bottom layers come from the project's embedder."""
+        from cragraph.models.e5_torch import e5_int8, serves_light
         from cragraph.models.embedder import load_embedder
 
         config, arrays = read_weights(Path(path))
-        model = load_embedder(embedder, quantize=True)  # the int8 states the reader was trained on
-        bert = embedder_bert(model.model)
+        if serves_light(load_embedder(embedder)):  # e5-small on ONNX / OpenVINO: no sentence-transformers
+            light = e5_int8()
+            bert, tokenizer = light.bert, light.tokenizer
+        else:
+            model = load_embedder(embedder, quantize=True)  # the int8 states the reader was trained on
+            bert, tokenizer = embedder_bert(model.model), model.model.tokenizer
         eps = bert.config.layer_norm_eps
         head = SpanHead([Layer(eps=eps) for _ in range(config["split"], bert.config.num_hidden_layers)])
         try:
             head.load_state_dict({k: torch.from_numpy(v.astype(np.float32)) for k, v in arrays.items()})
         except RuntimeError as error:  # wrong keys or shapes: weights of another model
             raise ReaderWeightsError(Path(path) / WEIGHTS_FILE, f"do not fit the reader ({error})") from error
-        return cls(head, Bottom(bert, config["split"]), model.model.tokenizer, config)
+        return cls(head, Bottom(bert, config["split"]), tokenizer, config)
 
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer.tokenize(text)) if text else 0

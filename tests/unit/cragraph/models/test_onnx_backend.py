@@ -14,6 +14,7 @@ from cragraph.models.onnx_embedder import (
     BACKEND_ENV,
     DEFAULT_BACKEND,
     THREADS_ENV,
+    BackendStartError,
     OnnxRunner,
     embed_threads,
     onnx_folder,
@@ -114,3 +115,39 @@ def test_workers_type_message() -> None:
 
     with pytest.raises(argparse.ArgumentTypeError, match="at least 1"):
         _workers("0")
+
+
+class _Unstartable:
+    def encode(self, texts, batch_size):
+        raise BackendStartError("openvino could not start on model.onnx: RuntimeError: no kernel for Softmax")
+
+
+class _TorchModel:
+    def encode(self, items, **kwargs):
+        return np.ones((len(items), 4), dtype=np.float32) / 2
+
+
+def _runner_served(fallback: bool) -> embedder_module.Embedder:
+    return embedder_module.Embedder("e5-small", None, "query: ", "passage: ", _Unstartable(), "openvino", dim=4,
+                                    open_model=_TorchModel, fallback=fallback)
+
+
+def test_a_default_runner_that_cannot_start_embeds_on_torch_with_a_warning() -> None:
+    """The default backend starts on the first text embedded; where it cannot (OpenVINO with no kernels for this
+    CPU), the embedder warns once and goes on with the torch model: a warning, not a crash."""
+    embedder = _runner_served(fallback=True)
+    with pytest.warns(RuntimeWarning, match="embedding on torch: the openvino backend could not start"):
+        assert embedder.embed_queries(["q"]).shape == (1, 4)
+    assert embedder.backend == "torch" and embedder.runner is None
+    assert embedder.embed_passages(["a", "b"]).shape == (2, 4)  # no second warning: it stays on torch
+
+
+def test_a_backend_asked_for_by_name_raises_when_it_cannot_start() -> None:
+    with pytest.raises(BackendStartError, match="openvino could not start"):
+        _runner_served(fallback=False).embed_queries(["q"])
+
+
+def test_the_runner_names_what_failed_when_its_session_cannot_start(tmp_path) -> None:
+    runner = OnnxRunner(tmp_path / "missing.onnx", _Tokenizer(), 512, runtime="openvino")
+    with pytest.raises(BackendStartError, match=r"openvino could not start on missing\.onnx"):
+        runner.encode(["a"])

@@ -1,0 +1,86 @@
+"""The plain-torch e5-small (cragraph/models/e5_torch.py) against the sentence-transformers model it stands in for:
+the same token ids, the same hidden states bit for bit in fp32 and int8 (so the reader reads the states it was
+trained on), the same reader scores; and on an ONNX / OpenVINO embedder the reader and the evaluator load
+without importing sentence-transformers or transformers' model code (most of a cold `cragraph ask`)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from cragraph.models.e5_torch import LightE5, light_e5
+from cragraph.models.embedder import load_embedder
+
+pytestmark = pytest.mark.integration
+ROOT = Path(__file__).resolve().parents[2]
+TEXTS = ["query: Who founded the Radium Institute?",
+         "passage: The Radium Institute in Warsaw was founded by Marie Curie in 1932. " * 12,
+         "Кошка сидит на крыше. 猫坐在屋顶上。", "ok"]
+
+
+@pytest.fixture(scope="module")
+def sentence_transformers_e5():
+    fp32 = load_embedder("e5-small", backend="torch").model
+    int8 = load_embedder("e5-small", quantize=True).model
+    return fp32, int8
+
+
+@pytest.mark.parametrize("quantize", [False, True])
+def test_the_same_ids_and_hidden_states_bit_for_bit(sentence_transformers_e5, quantize):
+    reference = sentence_transformers_e5[1 if quantize else 0]
+    light = light_e5(quantize)
+    for text in TEXTS:
+        theirs = reference.tokenizer(text, return_tensors="pt")
+        ours = light.tokenizer(text, return_tensors="pt")
+        assert ours["input_ids"].tolist() == theirs["input_ids"].tolist()
+        ids = theirs["input_ids"]
+        with torch.inference_mode():
+            expected = reference[0].auto_model(input_ids=ids, attention_mask=torch.ones_like(ids)).last_hidden_state
+            got = light.bert(input_ids=ids, attention_mask=torch.ones_like(ids)).last_hidden_state
+        assert torch.equal(got, expected), float((got - expected).abs().max())
+    batch = reference.tokenizer(TEXTS, padding=True, return_tensors="pt")
+    with torch.inference_mode():
+        expected = reference[0].auto_model(**{k: batch[k] for k in ("input_ids", "attention_mask")}).last_hidden_state
+        got = light.bert(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state
+    real = batch["attention_mask"].bool()
+    assert float((got - expected)[real].abs().max()) < 1e-4  # padded rows: the real tokens' states
+
+
+def test_the_reader_scores_the_same_on_either_model(sentence_transformers_e5):
+    from cragraph.reader.encoder import Bottom, embedder_bert
+    from cragraph.reader.reader import DEFAULT_WEIGHTS, Reader
+    from cragraph.reader.types import Passage
+
+    reader = Reader.load(DEFAULT_WEIGHTS)  # whichever the default backend gives
+    int8 = sentence_transformers_e5[1]
+    light: LightE5 = light_e5(True)
+    passages = [Passage(text=TEXTS[1].removeprefix("passage: "), title="Radium Institute")]
+    scores = []
+    for bert, tokenizer in ((embedder_bert(int8), int8.tokenizer), (light.bert, light.tokenizer)):
+        one = Reader(reader.head, Bottom(bert, reader.config["split"]), tokenizer, reader.config)
+        scores.append(one.score("Who founded the Radium Institute?", passages, "en"))
+    assert (scores[0].start == scores[1].start).all() and (scores[0].end == scores[1].end).all()
+
+
+def test_reader_and_evaluator_on_openvino_import_no_model_library():
+    from cragraph.models.e5_rebuild import ensure_rebuilt_e5_small
+    from cragraph.models.onnx_embedder import ensure_onnx
+
+    ensure_onnx(ensure_rebuilt_e5_small())  # exported once per user, with transformers: not this test's subject
+    code = ("import sys\n"
+            "from cragraph.reader.cache import load_reader\n"
+            "from evaluators.embedded import EmbeddedEvaluator\n"
+            "scores = EmbeddedEvaluator().score('who founded it?', ['Marie Curie founded it.', 'A river.'])\n"
+            "reader = load_reader()\n"
+            "assert len(scores) == 2 and reader.count_tokens('Marie Curie') > 0\n"
+            "print(sorted(m for m in ('sentence_transformers', 'transformers.modeling_utils') if m in sys.modules))\n")
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "CRAGRAPH_EMBED_BACKEND": "openvino"}
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
