@@ -1,6 +1,7 @@
 """`cragraph bench ...`: the measurements behind the README's numbers that are not `cragraph eval` runs.
 
     cragraph bench ask-latency --index DIR --file QUESTIONS     per-stage latency of the agent (ask_latency.py)
+    cragraph bench cold-ask --checkout A --checkout B --index I  cold `cragraph ask` side by side (cold_ask.py)
     cragraph bench bm25-speed --chunks 100000 --out FILE        BM25Index vs rank-bm25 (bm25_speed.py)
     cragraph bench semantic-calibration RESULTS.jsonl ...       SemMatch thresholds (semantic_match.py)
     cragraph bench training-data                                the evaluator's data folders (training_data.py)
@@ -40,6 +41,16 @@ def register(commands: argparse._SubParsersAction) -> None:
     latency.add_argument("--file", type=Path, required=True, help="questions, one per line (# comments)")
     latency.add_argument("--web", action="store_true", help="allow web search (off by default)")
     latency.set_defaults(run=_ask_latency)
+
+    cold = benches.add_parser("cold-ask", help="cold `cragraph ask` wall time in checkouts side by side "
+                                               "(one process per run, alternating; median per checkout)")
+    cold.add_argument("--checkout", action="append", required=True, metavar="DIR",
+                      help="a cragraph source tree to run `python -m cragraph ask` in (repeatable)")
+    cold.add_argument("--index", type=Path, required=True, help="the index to ask over (e.g. .cragraph/sample)")
+    cold.add_argument("--runs", type=int, default=5, help="runs per checkout after one warm-up (default: %(default)s)")
+    cold.add_argument("--question", default="Who founded the Radium Institute?")
+    cold.add_argument("--out", type=Path, default=None, help="JSON report path")
+    cold.set_defaults(run=_cold_ask)
 
     bm25 = benches.add_parser(
         "bm25-speed", help="BM25 query speed at scale: BM25Index vs rank-bm25's BM25Okapi over the same tokens",
@@ -208,6 +219,19 @@ def _ask_latency(args: argparse.Namespace) -> int:
 
     result = measure_stage_latencies(args.index, read_questions(args.file), web=args.web)
     print(latency_report(result))
+    return 0
+
+
+def _cold_ask(args: argparse.Namespace) -> int:
+    import json
+
+    from cragraph_lab.cold_ask import markdown, measure, resolve
+
+    result = measure(resolve(args.checkout), args.index, args.runs, args.question)
+    print(markdown(result))
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return 0
 
 
