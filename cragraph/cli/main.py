@@ -110,7 +110,8 @@ def _parser() -> argparse.ArgumentParser:
     index.add_argument("--quiet", action="store_true", help="no progress bars")
     index.add_argument("--workers", type=_workers, default=None, metavar="N",
                        help="threads that embed chunks (default: the runtime's, one per core); "
-                            "CRAGRAPH_EMBED_BACKEND=torch|onnx|onnx-int8|openvino picks the runtime")
+                            "CRAGRAPH_EMBED_BACKEND=openvino|torch|onnx|onnx-int8 picks the runtime (default "
+                            "openvino, torch where it cannot start)")
     add_backend_options(index)
     index.add_argument("--bm25-terms", choices=("cragraph", "milvus"), default="cragraph",
                        help="milvus backend, new index: what Milvus' BM25 function reads: our tokenizer's terms "

@@ -4,11 +4,12 @@ The default is multilingual-e5-small rebuilt from packaged 4-bit weights (see mo
 works air-gapped; all-MiniLM-L6-v2 ships as a package too; any Hugging Face id or local folder works where
 a hub or folder is available. sentence_transformers (slow to import) is imported only when a model loads.
 
-The packaged e5-small can also run on ONNX Runtime or OpenVINO (models/onnx_embedder.py):
-CRAGRAPH_EMBED_BACKEND=torch (the default) | onnx (the same vectors) | onnx-int8 (faster, cosine >= 0.998) |
-openvino picks the runtime per process. There the SentenceTransformer (`Embedder.model`: its tokenizer, and the
-torch modules the reader and the evaluators read) opens only when something reads it, so embedding a query
-imports neither sentence-transformers nor transformers nor torch. sentence-transformers puts the model on CUDA
+The packaged e5-small runs on OpenVINO by default, or on ONNX Runtime or torch (models/onnx_embedder.py):
+CRAGRAPH_EMBED_BACKEND=openvino (the default; torch where it cannot start, or on a CUDA GPU) | torch (the
+reference) | onnx (the same vectors) | onnx-int8 (cosine >= 0.998) picks the runtime per process. There the
+SentenceTransformer (`Embedder.model`) opens only when something reads it, so embedding a query imports neither
+sentence-transformers nor transformers nor torch, and the reader and the evaluator read the plain-torch e5 of
+models/e5_torch.py instead. sentence-transformers puts the model on CUDA
 when torch sees a GPU; the ONNX session does too when onnxruntime has its CUDA provider.
 """
 
@@ -354,12 +355,15 @@ def runner_embedder(backend: str) -> Embedder:
 
 def _backend_for(canonical: str, quantize: bool, backend: str | None) -> str:
     """The runtime that serves (canonical, quantize, backend): the torch int8 model (the reader's) and every
-    model but the packaged e5-small run on torch; so does the default on a GPU without onnxruntime's CUDA."""
+    model but the packaged e5-small run on torch; so does the default on a CUDA GPU (OpenVINO runs on the CPU,
+    and ONNX Runtime only with its CUDA provider)."""
     chosen = resolve_backend(backend)
     if quantize or canonical != E5_SMALL:
         return TORCH
     explicit = backend is not None or bool(os.environ.get(BACKEND_ENV, "").strip())
     if not explicit and chosen != TORCH and use_cuda():
+        if chosen == OPENVINO:
+            return TORCH
         import onnxruntime
 
         if "CUDAExecutionProvider" not in onnxruntime.get_available_providers():
@@ -375,11 +379,12 @@ def load_embedder(name: str = E5_SMALL, quantize: bool = False, backend: str | N
     is made from the process's fp32 instance (loaded first if need be; tensors and tokenizer shared, see
     quantized_copy), so retrieval and the reader in one process read the model from disk once.
 
-    backend (default: $CRAGRAPH_EMBED_BACKEND, else torch) picks the runtime of the packaged e5-small's fp32
-    embedder: torch (sentence-transformers), onnx (the same vectors on ONNX Runtime), onnx-int8, or openvino
-    (the fp32 graph on OpenVINO, bf16 where the CPU multiplies bf16 natively). Other
-    models, and quantize=True, always run on torch. An ONNX backend that cannot start raises when it was asked
-    for by argument or environment, and falls back to torch with a warning otherwise.
+    backend (default: $CRAGRAPH_EMBED_BACKEND, else openvino) picks the runtime of the packaged e5-small's fp32
+    embedder: openvino (the fp32 graph on OpenVINO, bf16 where the CPU multiplies bf16 natively), torch
+    (sentence-transformers), onnx (the same vectors on ONNX Runtime) or onnx-int8. Other models, and
+    quantize=True, always run on torch. A runtime that cannot start (when the embedder loads or on its first
+    text) raises when it was asked for by argument or environment, and falls back to torch with a warning
+    otherwise.
     """
     canonical = plan_model(name).name
     chosen = _backend_for(canonical, quantize, backend)

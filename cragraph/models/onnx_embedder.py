@@ -16,13 +16,15 @@ in a bundle; the embedding cache still keeps them apart (its model key fingerpri
 build never reuses int8 vectors.
 
 Backends, chosen per process by CRAGRAPH_EMBED_BACKEND (or `load_embedder(..., backend=)`):
-  torch      sentence-transformers fp32, the reference and the default (ONNX Runtime fp32 measured no faster
-             on this project's CPU: README "Faster embedding", `cragraph bench embed-speed`);
-  onnx       ONNX Runtime fp32 (the same vectors);
-  onnx-int8  ONNX Runtime int8 (faster; its vectors differ slightly from fp32, README);
-  openvino   OpenVINO on the same fp32 graph, at the CPU's own inference precision: bfloat16 where the CPU has
-             AMX or AVX-512 BF16 (matrix units that multiply bf16 at several times the fp32 rate, accumulating in
-             fp32, so the vectors stay within rounding of fp32), fp32 elsewhere.
+  openvino   the default: OpenVINO on the fp32 graph, at the CPU's own inference precision: bfloat16 where the
+             CPU has AMX or AVX-512 BF16 (matrix units that multiply bf16 at several times the fp32 rate,
+             accumulating in fp32, so the vectors stay within rounding of fp32), fp32 elsewhere. Measured side by
+             side (`cragraph bench embed-speed`, docs/benchmarks.md): 4.8x torch's index throughput, cosine
+             0.99999 to torch, R@5 within .005 of torch on hotpotqa_migres200 and XQuAD ru. Where it cannot
+             start (no OpenVINO for this CPU, oneDNN capped), the embedder warns and runs on torch;
+  torch      sentence-transformers fp32, the reference, and the default on a CUDA GPU;
+  onnx       ONNX Runtime fp32 (the same vectors; 1.2x torch);
+  onnx-int8  ONNX Runtime int8 (2.0x torch; its vectors differ slightly from fp32).
 CRAGRAPH_EMBED_THREADS (set by `cragraph index --workers N`) sets the intra-op threads of either runtime.
 CUDA is used when torch sees it (and onnxruntime has its CUDA provider).
 """
@@ -47,7 +49,7 @@ BACKEND_ENV = "CRAGRAPH_EMBED_BACKEND"
 THREADS_ENV = "CRAGRAPH_EMBED_THREADS"
 TORCH, ONNX, ONNX_INT8, OPENVINO = "torch", "onnx", "onnx-int8", "openvino"
 BACKENDS = (TORCH, ONNX, ONNX_INT8, OPENVINO)
-DEFAULT_BACKEND = TORCH  # onnx fp32 measured 0.94x torch on this 2-core CPU (cragraph_lab/embed_speed.py)
+DEFAULT_BACKEND = OPENVINO  # 4.8x torch's chunks/s at R@5 within .005 of torch (docs/benchmarks.md)
 FP32_FILE = "model.onnx"
 INT8_FILE = "model.int8.onnx"
 OPENVINO_CACHE = "openvino-cache"  # OpenVINO's compiled models, beside the graphs they were compiled from

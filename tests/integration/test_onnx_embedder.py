@@ -128,3 +128,35 @@ def test_embedding_on_a_runner_imports_neither_transformers_nor_torch(backend) -
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     out = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split("\n")[:2] == ["[]", "True"], out.stdout + out.stderr
+
+
+@pytest.mark.skipif(bool(os.environ.get("ONEDNN_MAX_CPU_ISA")), reason="OpenVINO cannot start under a oneDNN cap")
+def test_a_bundle_built_on_torch_opens_searches_and_grows_on_the_default_backend(tmp_path, monkeypatch) -> None:
+    """The default backend changed from torch to OpenVINO (issue 44): an index a user built on torch opens,
+    answers the same search and takes new documents, its old torch vectors beside the new OpenVINO ones."""
+    from cragraph.models.onnx_embedder import BACKEND_ENV, DEFAULT_BACKEND
+    from cragraph.retrieval.retriever import HybridRetriever
+    from stores.bundle import IndexBundle, IndexSettings
+
+    assert DEFAULT_BACKEND == "openvino"
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i, text in enumerate(MIXED[:3]):
+        (docs / f"doc{i}.txt").write_text(text, encoding="utf-8")
+    monkeypatch.setenv(BACKEND_ENV, "torch")
+    built, _ = IndexBundle.build(tmp_path / "idx", [docs], IndexSettings(), progress=False)
+    assert built.embedder.backend == "torch"
+    torch_hits = [h.chunk.id for h in HybridRetriever(built).search("Which tower was finished in 1889?", k=3,
+                                                                     mode="dense")]
+    monkeypatch.delenv(BACKEND_ENV)
+    bundle = IndexBundle.open(tmp_path / "idx")
+    assert bundle.embedder.backend == "openvino"
+    hits = [h.chunk.id for h in HybridRetriever(bundle).search("Which tower was finished in 1889?", k=3,
+                                                                mode="dense")]
+    assert hits == torch_hits and hits[0].startswith("doc0")
+    (docs / "doc3.txt").write_text("The Golden Gate Bridge opened in San Francisco in 1937.", encoding="utf-8")
+    bundle.add([docs], progress=False)
+    grown = IndexBundle.open(tmp_path / "idx")
+    assert grown.manifest["counts"]["documents"] == 4
+    top = HybridRetriever(grown).search("When did the Golden Gate Bridge open?", k=1, mode="dense")[0]
+    assert top.chunk.id.startswith("doc3")

@@ -151,3 +151,17 @@ def test_the_runner_names_what_failed_when_its_session_cannot_start(tmp_path) ->
     runner = OnnxRunner(tmp_path / "missing.onnx", _Tokenizer(), 512, runtime="openvino")
     with pytest.raises(BackendStartError, match=r"openvino could not start on missing\.onnx"):
         runner.encode(["a"])
+
+
+def test_the_default_on_a_cuda_gpu_is_torch_even_with_onnxruntime_cuda(monkeypatch) -> None:
+    """OpenVINO (the default) runs on the CPU: with a CUDA GPU, torch (which uses it) serves unless asked."""
+    import onnxruntime
+
+    monkeypatch.delenv(BACKEND_ENV, raising=False)
+    monkeypatch.setattr(embedder_module, "use_cuda", lambda: True)
+    monkeypatch.setattr(onnxruntime, "get_available_providers", lambda: ["CUDAExecutionProvider"])
+    assert DEFAULT_BACKEND == "openvino"
+    assert embedder_module._backend_for("e5-small", False, None) == "torch"
+    assert embedder_module._backend_for("e5-small", False, "openvino") == "openvino"
+    monkeypatch.setattr(embedder_module, "use_cuda", lambda: False)
+    assert embedder_module._backend_for("e5-small", False, None) == "openvino"
