@@ -5,9 +5,9 @@ Why: a cold `cragraph ask` spent most of its time importing sentence-transformer
 already give. What the question still needs from the torch model is the reader's int8 bottom layers (the states
 it was trained on) and, for the embedded evaluator, the tokenizer and the input word-piece table. This module
 builds the same BertModel (the same module names, so the same weights, the same int8 quantization by name, the
-same scaled-dot-product attention) from the rebuilt folder's model.safetensors, and the folder's fast tokenizer
-from transformers' tokenization module alone (which imports no model code). tests/integration/
-test_e5_torch.py checks its hidden states and the reader's answers against the sentence-transformers model.
+same scaled-dot-product attention) from the rebuilt folder's model.safetensors, and the folder's tokenizer.json
+through the `tokenizers` library (FastTokenizer). tests/integration/test_e5_torch.py checks the ids, offsets,
+hidden states and the reader's scores against the sentence-transformers model and its tokenizer.
 
 Only the packaged e5-small goes this way (a BERT of the shape its config.json gives); other embedders, and the
 lab's training, load sentence-transformers as before.
@@ -157,11 +157,87 @@ def load_bert(folder: Path) -> Bert:
     return model.eval()
 
 
-def load_tokenizer(folder: Path) -> Any:
-    """The folder's fast tokenizer (tokenizer.json and its special tokens), as sentence-transformers opens it."""
-    from transformers.tokenization_utils_fast import PreTrainedTokenizerFast
+class Encoded(dict):
+    """What a transformers tokenizer call returns, for the keys read here: input_ids, attention_mask,
+    offset_mapping, and sequence_ids()."""
 
-    return PreTrainedTokenizerFast.from_pretrained(str(folder), local_files_only=True)
+    def __init__(self, encoding: Any, offsets: bool, first_length: int | None = None) -> None:
+        super().__init__(input_ids=list(encoding.ids), attention_mask=list(encoding.attention_mask))
+        if offsets:
+            self["offset_mapping"] = [tuple(o) for o in encoding.offsets]
+        if first_length is None:
+            self._sequence_ids: list[int | None] = list(encoding.sequence_ids)
+        else:  # a pair joined by post_process: the texts' tokens in order, the template's special tokens between
+            self._sequence_ids, seen = [], 0
+            for special in encoding.special_tokens_mask:
+                self._sequence_ids.append(None if special else (0 if seen < first_length else 1))
+                seen += not special
+
+    def sequence_ids(self) -> list[int | None]:
+        return self._sequence_ids
+
+
+class FastTokenizer:
+    """The folder's tokenizer.json through the `tokenizers` library, answering the calls the reader and the
+    embedded evaluator make of a transformers fast tokenizer with the same ids, offsets and sequence ids
+    (tests/integration/test_e5_torch.py checks them against transformers'): a single text or a pair, special
+    tokens or not, truncation of the text (True) or of the pair's second text ("only_second") to max_length,
+    tokenize, and the special / unknown token ids. Truncation is done per call on the encoding, never set on the
+    shared backend, so threads may share one instance. Importing transformers for this cost 0.7 s of a cold ask."""
+
+    def __init__(self, path: Path) -> None:
+        from tokenizers import Tokenizer
+
+        self.backend = Tokenizer.from_file(str(path))
+        self.backend.no_truncation()
+        self.backend.no_padding()
+        special = {i: t for i, t in self.backend.get_added_tokens_decoder().items() if t.special}
+        self.all_special_ids = sorted(special)
+        unk = self.backend.token_to_id("<unk>")
+        self.unk_token_id = None if unk is None else int(unk)
+        pad = self.backend.token_to_id("<pad>")
+        self.pad_token_id = None if pad is None else int(pad)
+
+    def __call__(self, text: str, text_pair: str | None = None, *, add_special_tokens: bool = True,
+                 truncation: bool | str = False, max_length: int | None = None,
+                 return_offsets_mapping: bool = False) -> Encoded:
+        if truncation and max_length is None:
+            raise ValueError("truncation needs max_length")
+        if not text_pair:  # transformers reads an empty second text as none
+            encoding = self.backend.encode(text, add_special_tokens=False)
+            if truncation:
+                encoding.truncate(max_length - (self.backend.num_special_tokens_to_add(False)
+                                                if add_special_tokens else 0))
+            if add_special_tokens:
+                encoding = self.backend.post_process(encoding, None, True)
+            return Encoded(encoding, return_offsets_mapping)
+        if truncation not in (False, "only_second"):
+            raise ValueError("a pair is truncated only_second here")
+        first = self.backend.encode(text, add_special_tokens=False)
+        second = self.backend.encode(text_pair, add_special_tokens=False)
+        if truncation:
+            room = max_length - len(first.ids) - (self.backend.num_special_tokens_to_add(True)
+                                                  if add_special_tokens else 0)
+            if room <= 0:
+                raise ValueError(f"the first text ({len(first.ids)} tokens) leaves no room within {max_length}")
+            second.truncate(room)
+        return Encoded(self.backend.post_process(first, second, add_special_tokens), return_offsets_mapping,
+                       first_length=len(first.ids))
+
+    def tokenize(self, text: str) -> list[str]:
+        return list(self.backend.encode(text, add_special_tokens=False).tokens)
+
+    def convert_tokens_to_ids(self, token: str) -> int | None:
+        found = self.backend.token_to_id(token)
+        return self.unk_token_id if found is None else int(found)
+
+    def convert_ids_to_tokens(self, ids: list[int]) -> list[str | None]:
+        return [self.backend.id_to_token(i) for i in ids]
+
+
+def load_tokenizer(folder: Path) -> FastTokenizer:
+    """The folder's tokenizer (tokenizer.json), as the reader and the evaluator call it."""
+    return FastTokenizer(folder / "tokenizer.json")
 
 
 @dataclass
