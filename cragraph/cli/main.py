@@ -30,7 +30,7 @@ EXAMPLES = """examples:
   cragraph ask "q1" "q2" --json                           one JSON object per question (JSON Lines)
   cragraph ask - --json < questions.txt                   questions from stdin, one per line, each answered as
                                                           it arrives; the models load once (Ctrl-C to stop)
-  cragraph ask "q" --set upper=0.3 --set multihop=always  any Context field for this run
+  cragraph ask "q" --set multihop=always                  any Context field for this run
   cragraph serve --index .cragraph/index                  the LangGraph server and Studio on 127.0.0.1:2024
   cragraph ask --help                                     every option of a command
 """
