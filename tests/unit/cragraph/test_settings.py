@@ -9,6 +9,7 @@ import dataclasses
 import pytest
 
 from cragraph.cli.agent import set_values
+from cragraph.cli.config import render
 from cragraph.config import SECTIONS, ConfigError, Operator, operator, operator_config
 from cragraph.config.load import load
 from cragraph.config.moved import MOVED, REMOVED
@@ -74,6 +75,33 @@ def test_the_config_file_and_the_environment_set_operator_settings_with_their_so
     assert loaded.sources["rerank.k"] == "env CRAGRAPH_RERANK__K"
     assert loaded.sources["grade.lower"] == "default"
     assert load({}).config == Operator()
+
+
+def test_cragraph_config_prints_every_operator_setting_with_its_source(tmp_path):
+    path = tmp_path / "ops.toml"
+    path.write_text("[select]\nbudget_chars = 3000\n")
+    lines = render(load({"CRAGRAPH_CONFIG": str(path), "CRAGRAPH_WEB__TIMEOUT_S": "3"})).splitlines()
+    for key in operator_keys():
+        section, name = key.split(".")
+        assert sum(line.startswith(f"{name} = ") for line in lines) >= 1, key
+    assert f"[{next(iter(SECTIONS))}]" in lines
+    assert any(line.startswith("budget_chars = 3000") and line.endswith(f"# file {path}") for line in lines)
+    assert any(line.startswith("timeout_s = 3.0") and line.endswith("# env CRAGRAPH_WEB__TIMEOUT_S") for line in lines)
+    assert any(line.startswith("k = 5") and line.endswith("# default") for line in lines)
+    keyed = [line for line in lines if " = " in line and not line.startswith("#")]
+    assert len(keyed) == len(operator_keys())
+
+
+def test_the_config_command_reads_the_environment_when_it_starts(monkeypatch, capsys):
+    from cragraph.cli.main import main
+
+    monkeypatch.setenv("CRAGRAPH_RETRIEVAL__POOL", "150")
+    assert main(["config"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("pool = 150 ") and line.endswith("# env CRAGRAPH_RETRIEVAL__POOL") for line in lines)
+    monkeypatch.setenv("CRAGRAPH_RETRIEVAL__POOL", "lots")
+    assert main(["config"]) == 1
+    assert "CRAGRAPH_RETRIEVAL__POOL='lots': [retrieval] pool expects an integer" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
