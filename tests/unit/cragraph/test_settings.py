@@ -173,3 +173,10 @@ def test_operator_config_changes_the_settings_for_a_block_only():
     with pytest.raises(ConfigError, match=r"\[rerank\] kk: unknown key"), operator_config(rerank={"kk": 1}):
         pass
 
+
+def test_docs_settings_lists_every_setting():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[3] / "docs" / "settings.md").read_text(encoding="utf-8")
+    for name in [item.name for item in dataclasses.fields(Context)] + operator_keys() + list(REMOVED):
+        assert f"`{name}`" in text, f"docs/settings.md does not list {name}"
