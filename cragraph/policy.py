@@ -49,16 +49,6 @@ def field_names() -> tuple[str, ...]:
     return tuple(item.name for item in fields(Context) if item.init)
 
 
-def operator_only() -> frozenset[str]:
-    """Fields only the operator sets unless CRAGRAPH_CLIENT_SETTINGS names them."""
-    return OPERATOR_ONLY
-
-
-def budgets() -> frozenset[str]:
-    """Limits a client may only lower."""
-    return BUDGETS
-
-
 def client_defaults() -> frozenset[str]:
     """The built-in client set: every field that is not an operator setting."""
     return frozenset(field_names()) - OPERATOR_ONLY

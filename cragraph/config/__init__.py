@@ -17,8 +17,8 @@ from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
-from cragraph.config.load import ConfigError, Loaded, load
-from cragraph.config.operator import SECTIONS, Operator
+from cragraph.config.load import Loaded, load
+from cragraph.config.operator import SECTIONS, ConfigError, Operator
 
 __all__ = ["SECTIONS", "ConfigError", "Loaded", "Operator", "loaded", "operator", "operator_config", "reload"]
 

@@ -21,6 +21,8 @@ _PREFIX = "CRAGRAPH_"
 
 @dataclass(frozen=True)
 class Loaded:
+    """The configuration and where each value came from (what `cragraph config` prints)."""
+
     config: Operator
     sources: dict[str, str]  # "section.key" -> "default", "file PATH" or "env NAME"
     path: Path | None
@@ -39,6 +41,7 @@ def config_path(environ: Mapping[str, str]) -> Path | None:
 
 
 def _from_file(path: Path) -> dict[str, dict[str, Any]]:
+    """[section] -> key -> checked value; a key outside a section is refused, naming the section it belongs in."""
     try:
         table = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:

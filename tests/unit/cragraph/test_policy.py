@@ -10,15 +10,15 @@ import pytest
 from cragraph.context import Context
 from cragraph.policy import (
     ALLOW_ENV,
+    BUDGETS,
+    OPERATOR_ONLY,
     ClientContext,
     SettingRefused,
     UnknownSetting,
     allowed_fields,
-    budgets,
     client_context,
     client_defaults,
     field_names,
-    operator_only,
 )
 from graph import graph
 from tests.fixtures.graph import build_tiny_index, cites_the_volga, context, use_keyword_evaluator, use_operator
@@ -150,10 +150,10 @@ def test_a_wrong_type_reaching_a_node_is_refused_before_it_crashes(operator, ind
 
 
 def test_every_field_is_classified_and_the_dangerous_ones_are_the_operators():
-    assert client_defaults() | operator_only() == set(field_names())
+    assert client_defaults() | OPERATOR_ONLY == set(field_names())
     for name in ("index", "index_backend", "index_uri", "evaluator", "chat_model", "latency_budget_ms", "debug"):
-        assert name in operator_only() and name not in allowed_fields(None), name
-    assert budgets() == {"max_retrieval_rounds", "web_search"} <= client_defaults()
+        assert name in OPERATOR_ONLY and name not in allowed_fields(None), name
+    assert BUDGETS == {"max_retrieval_rounds", "web_search"} <= client_defaults()
     assert {"answer_threshold", "multihop", "strategy", "llm_answer", "review"} <= client_defaults()
     assert graph.context_schema is ClientContext  # what LangGraph builds a server run's dict context with
 
