@@ -19,8 +19,8 @@ class UnderstandSettings:
         False, "Ask the chat model for query variants (off by default: the embedded 135M model rewrites poorly).")
     max_rewrites: int = setting(3, "Most LLM query variants kept.")
     rewrite_min_cosine: float = setting(
-        0.85, "An LLM variant is kept only if its embedder cosine to the question is at least this (e5 cosines sit "
-        "in 0.7-1.0).")
+        0.85, "An LLM variant is kept only if its embedder cosine to the question is at least this: higher keeps "
+        "only close paraphrases.")
     keyword_variant: bool = setting(True, "Add a rule-based keyword-only variant of the question.")
 
 
