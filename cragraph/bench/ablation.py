@@ -30,11 +30,11 @@ from cragraph.bench.retrieval import (
     evaluate_modes,
     markdown_table,
 )
+from cragraph.config import operator
 from cragraph.context import Context
 from cragraph.retrieval.multi_query import keyword_form
-from cragraph.retrieval.retriever import HybridRetriever, RetrievalSettings
+from cragraph.retrieval.retriever import HybridRetriever
 from cragraph.retrieval.techniques import TECHNIQUES, PseudoDocWriter, Techniques, run_techniques
-from cragraph.settings import section
 from nodes.retrieve import pseudo_doc_writer
 from stores.text import language_of
 
@@ -82,15 +82,16 @@ def run_ablation(dataset_dir: str | Path, ablate: Sequence[str], embedder: str =
     bundle = dataset_index(dataset, embedder, index_root, progress)
     chosen: dict[str, Any] = {"chat_model": chat_model} if chat_model else {}
     context = Context(index=str(bundle.path), **chosen)
-    retriever = HybridRetriever(bundle, section(RetrievalSettings, context, "retrieval_"))
+    config = operator()
+    retriever = HybridRetriever(bundle, config.retrieval)
     bundle.embedder.embed_queries(["warm-up"])  # load the model before timing
 
     def variants_of(question: str) -> list[str]:
         keywords = keyword_form(question)
-        return [keywords] if context.keyword_variant and keywords.lower() != question.lower() else []
+        return [keywords] if config.understand.keyword_variant and keywords.lower() != question.lower() else []
 
     write = pseudo_doc_writer(context) if {"query2doc", "hyde"} & set(ablate) else None
-    rows = ablation_rows(section(Techniques, context), ablate)
+    rows = ablation_rows(config.techniques, ablate)
     applied: dict[str, Counter[str]] = {name: Counter() for name in rows}
     runners = {name: technique_runner(retriever, techniques, variants_of, language_of, write, applied[name])
                for name, techniques in rows.items()}
