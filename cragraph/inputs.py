@@ -13,6 +13,7 @@ from langchain_core.messages import BaseMessage
 from langgraph.types import Command
 
 from cragraph.context import Context
+from cragraph.settings import shown
 
 ACCEPTED = ('a run takes {"question": "...", "filters"?: {...}, "recommend_only"?: true|false} or a chat\'s '
             '{"messages": [{"role": "user", "content": "..."}, ...]}')
@@ -69,14 +70,5 @@ def check_context(context: Any) -> None:
     or absent; anything else (5, "fast", []) is refused rather than read as no context or crashing a node."""
     if context is None or isinstance(context, Context | Mapping):
         return
-    raise ValueError(f'context must be a Context or an object of Context fields such as {{"upper": 0.5}}, '
+    raise ValueError(f'context must be a Context or an object of Context fields such as {{"multihop": "never"}}, '
                      f"not {shown(context)}")
-
-
-def shown(value: Any) -> str:
-    """A caller's value as a message quotes it: its repr cut to 60 characters, and its type."""
-    try:
-        text = repr(value)
-    except ValueError:  # an int past Python's 4300-digit limit for str()
-        text = "(too long to show)"
-    return f"{text[:60]}{'...' if len(text) > 60 else ''} ({type(value).__name__})"

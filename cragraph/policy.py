@@ -1,45 +1,43 @@
-"""What a run's caller may set: the operator's allow-list of Context fields, budget caps and type checks.
+"""What a run's caller may set: the Context fields a client may change, budget caps and type checks.
 
-Two kinds of caller. The operator configures the process: CRAGRAPH_* environment variables (langgraph.json's
-"env", the shell that starts `cragraph serve` / `langgraph dev`) and any `Context(...)` built in Python (the CLI,
-a script, a test). A client sends a run's context as a plain dict (a server run's `context` or `configurable`,
-or `graph.invoke(..., context={...})`): LangGraph builds it through `ClientContext`, the graph's context schema,
-so every entry point that takes a dict passes here. A client value that differs from the operator's for a
-field outside the allow-list is refused with one error naming every such field, never silently dropped.
+Two kinds of caller. The operator configures the process: the operator configuration (cragraph.toml and
+CRAGRAPH_<SECTION>__<KEY>, `cragraph.config`), CRAGRAPH_<FIELD> environment variables for the run's defaults
+(langgraph.json's "env", the shell that starts `cragraph serve`) and any `Context(...)` built in Python (the CLI, a
+script, a test). A client sends a run's context as a plain dict (a server run's `context` or `configurable`, or
+`graph.invoke(..., context={...})`): LangGraph builds it through `ClientContext`, the graph's context schema, so
+every entry point that takes a dict passes here. Stage internals are not Context fields, so no client reaches
+them; of the Context, a client may set every field except the few that choose folders, models or what the run
+costs or shows (OPERATOR_ONLY), and may only lower a budget (BUDGETS). A client value that differs from the
+operator's for a field outside the allow-list is refused with one error naming every such field.
 
 Allow-list: CRAGRAPH_CLIENT_SETTINGS, a comma-separated list of field names and these words:
-  default   the built-in client set, `client_defaults()`: thresholds, weights, technique and stage switches
+  default   the built-in client set, `client_defaults()`: every Context field but OPERATOR_ONLY
   *         every field (a single-user Studio on one's own machine)
   -name     remove a field (e.g. "default,-multihop")
 Unset means "default"; empty means nothing. An unknown name is an error at the first run.
-Operator fields by default (`operator_only()`): every string field (index, model specs and paths, web_base_url,
-reader_path, templates) except `category_key`, every integer field (budgets: max_retrieval_rounds, retrieve_k,
-pool and token limits), and web_search, web_search_depth, web_timeout_s, latency_budget_ms, debug, index_backend.
-A budget the operator allows may be lowered by a client but never raised above the operator's own value.
 """
 
 from __future__ import annotations
 
 import difflib
-import math
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from functools import cache
-from typing import Any, Literal, get_args, get_origin, get_type_hints
+from typing import Any, get_type_hints
 
-from cragraph.context import Context
-from cragraph.inputs import shown
+from cragraph.config.moved import moved_message
+from cragraph.context import Context, UnknownSetting
+from cragraph.settings import checked, shown
 
 ALLOW_ENV = "CRAGRAPH_CLIENT_SETTINGS"
 
-# Fields whose type alone would make them operator settings, but which steer nothing outside the run.
-_CLIENT_EXCEPTIONS = frozenset({"category_key", "retrieval_rrf_k", "strip_min_chars"})
-# Fields that reach outside the run (the paid web API, its wait, output size) though their type looks harmless.
-_OPERATOR_EXTRAS = frozenset({"web_search", "web_search_depth", "web_timeout_s", "latency_budget_ms", "debug",
-                              "index_backend"})  # which index answers is the operator's, like `index` itself
-# Budgets a client may lower (when allowed) but never raise: integer limits and the web wait.
-_EXTRA_BUDGETS = frozenset({"web_timeout_s"})
+# Which documents answer (index, its backend and URI), which models read them, what the run may cost (the latency
+# budget decides which LLM expansions run) and what it shows (debug keeps every stage's passages).
+OPERATOR_ONLY = frozenset({"index", "index_backend", "index_uri", "evaluator", "chat_model", "latency_budget_ms",
+                           "debug"})
+# Limits a client may lower but never raise: re-retrieval rounds, and the paid web search (off, never on).
+BUDGETS = frozenset({"max_retrieval_rounds", "web_search"})
 
 
 @cache
@@ -51,24 +49,9 @@ def field_names() -> tuple[str, ...]:
     return tuple(item.name for item in fields(Context) if item.init)
 
 
-@cache
-def operator_only() -> frozenset[str]:
-    """Fields only the operator sets unless CRAGRAPH_CLIENT_SETTINGS names them."""
-    hints = _hints()
-    by_type = {name for name in field_names() if hints[name] in (str, int)}
-    return frozenset((by_type - _CLIENT_EXCEPTIONS) | _OPERATOR_EXTRAS)
-
-
-@cache
-def budgets() -> frozenset[str]:
-    """Limits a client may only lower: every integer field (counts, sizes, rounds) and the web timeout."""
-    hints = _hints()
-    return frozenset({n for n in field_names() if hints[n] is int} - _CLIENT_EXCEPTIONS | _EXTRA_BUDGETS)
-
-
 def client_defaults() -> frozenset[str]:
     """The built-in client set: every field that is not an operator setting."""
-    return frozenset(field_names()) - operator_only()
+    return frozenset(field_names()) - OPERATOR_ONLY
 
 
 def allowed_fields(spec: str | None = None) -> frozenset[str]:
@@ -87,7 +70,9 @@ def allowed_fields(spec: str | None = None) -> frozenset[str]:
         elif name in known:
             group = frozenset({name})
         else:
-            raise ValueError(f"{ALLOW_ENV}: unknown Context field {name!r} (words: default, *, a field, -field)")
+            moved = moved_message(name)
+            raise ValueError(f"{ALLOW_ENV}: " + (moved or f"unknown Context field {name!r}") +
+                             " (words: default, *, a field, -field)")
         if word.startswith("-"):
             allowed -= group
         else:
@@ -96,49 +81,16 @@ def allowed_fields(spec: str | None = None) -> frozenset[str]:
 
 
 def check_types(context: Context) -> None:
-    """Refuse a field whose value is not of its declared type (a client's {"rerank_k": "lots"}), a negative
-    count, or a non-finite number, before any node compares or computes with it; ints are taken for floats."""
+    """Refuse a field whose value is not of its declared type (a client's {"max_retrieval_rounds": "lots"}), a
+    negative count, or a non-finite number, before any node compares or computes with it; ints are taken for
+    floats."""
     hints = _hints()
     for name in field_names():
-        value, kind = getattr(context, name), hints[name]
-        if get_origin(kind) is Literal:
-            allowed = get_args(kind)
-            if value not in allowed:
-                raise ValueError(f"Context.{name} must be one of {', '.join(map(repr, allowed))}, not {shown(value)}")
-        elif kind is float:
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise TypeError(f"Context.{name} must be a number, not {shown(value)}")
-            if not _finite(value):
-                raise ValueError(f"Context.{name} must be a finite number, not {shown(value)}")
-            setattr(context, name, float(value))
-        elif kind is int:
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(f"Context.{name} must be an integer, not {shown(value)}")
-            if value < 0:
-                raise ValueError(f"Context.{name} must be >= 0, not {value}")
-        elif kind in (bool, str):
-            if not isinstance(value, kind):
-                raise TypeError(f"Context.{name} must be a {kind.__name__}, not {shown(value)}")
-        elif get_origin(kind) is dict:
-            if not isinstance(value, dict) or not all(isinstance(key, str) for key in value):
-                raise TypeError(f"Context.{name} must be an object with string keys, not {shown(value)}")
-            if get_args(kind)[1] is float and not all(
-                isinstance(v, int | float) and not isinstance(v, bool) and _finite(v) for v in value.values()
-            ):
-                raise TypeError(f"Context.{name} must map names to finite numbers, not {shown(value)}")
-
-
-def _finite(value: int | float) -> bool:
-    """Whether a number is finite and fits a float (10**400 does not: float() raises OverflowError)."""
-    try:
-        return math.isfinite(float(value))
-    except OverflowError:
-        return False
+        setattr(context, name, checked(f"Context.{name}", getattr(context, name), hints[name]))
 
 
 def refused_fields(context: Context, operator: Context, allowed: frozenset[str]) -> list[str]:
     """Why each field the client changed is not the client's to change (empty: all allowed)."""
-    limits = budgets()
     refused = []
     for name in field_names():
         mine, theirs = getattr(context, name), getattr(operator, name)
@@ -146,28 +98,27 @@ def refused_fields(context: Context, operator: Context, allowed: frozenset[str])
             continue
         if name not in allowed:
             refused.append(f"{name} (an operator setting)")
-        elif name in limits and mine > theirs:
+        elif name in BUDGETS and mine > theirs:
             refused.append(f"{name}={mine!r} (above the server's limit {theirs!r})")
     return refused
 
 
 def unknown_fields(names: Iterable[str]) -> str | None:
-    """Why `names` are not all Context fields, each unknown one with the closest field ("multihopp" -> did you
-    mean 'multihop'?), or None when all are known. A typo must not fall back silently to the default."""
+    """Why `names` are not all Context fields: a setting that moved to the operator configuration or was removed
+    says where it lives now or what replaced it; any other unknown one is named with the closest field
+    ("multihopp" -> did you mean 'multihop'?). None when all are known. A typo must not fall back silently."""
     known = field_names()
     unknown = sorted(set(names) - set(known))
     if not unknown:
         return None
+    moved = [message for message in map(moved_message, unknown) if message]
+    typos = [name for name in unknown if not moved_message(name)]
     named = []
-    for name in unknown[:10]:
+    for name in typos[:10]:
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
         named.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
-    more = f" and {len(unknown) - 10} more" if len(unknown) > 10 else ""
-    return f"unknown Context fields: {', '.join(named)}{more}"
-
-
-class UnknownSetting(ValueError):
-    """A caller named a setting that does not exist. A ValueError, so a LangGraph server returns its message."""
+    more = f" and {len(typos) - 10} more" if len(typos) > 10 else ""
+    return "; ".join(moved + ([f"unknown Context fields: {', '.join(named)}{more}"] if typos else []))
 
 
 class SettingRefused(ValueError):
@@ -211,7 +162,7 @@ class ClientContext(Context):
         if refused:
             raise SettingRefused(
                 "this server does not let a client set: " + "; ".join(refused) + f". The operator allows "
-                f'fields with {ALLOW_ENV} (e.g. "default,max_retrieval_rounds") and sets their values with '
+                f'fields with {ALLOW_ENV} (e.g. "default,debug") and sets their values with '
                 "CRAGRAPH_<FIELD> in the server's environment."
             )
 

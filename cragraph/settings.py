@@ -1,17 +1,20 @@
-"""Declaring settings once: a stage's settings dataclass declares each field's default and description, and the
-graph's flat `Context` mirrors the field under a prefix; `section` builds the stage's object back from Context.
+"""Declaring a setting once, and checking a value against its declared type.
 
-So a default lives in one place (the stage's own dataclass, usable without the graph), Studio shows the same
-description, and nothing hand-maps field names.
+A setting is a dataclass field with a default and a description: the run's `Context` declares the per-run ones,
+each stage's settings dataclass (gathered by `cragraph.config.Operator`) the operator's. The same parse and type
+check serve both, so `--set`, a client's dict, the environment and the config file refuse a value in one way.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
-from typing import Any, TypeVar
+import json
+import math
+from typing import Any, Literal, get_args, get_origin
 
-Section = TypeVar("Section")
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
 
 
 def setting(default: Any, description: str, **metadata: Any) -> Any:
@@ -31,14 +34,6 @@ def model_setting(default: str, description: str) -> Any:
     return setting(default, description, json_schema_extra=copy.deepcopy(STUDIO_MODEL_FIELD))
 
 
-def section_field(kind: type, name: str) -> dataclasses.Field[Any]:
-    """The dataclass field `name` of the settings class `kind` (KeyError naming both when it has none)."""
-    for item in dataclasses.fields(kind):
-        if item.name == name:
-            return item
-    raise KeyError(f"{kind.__name__} has no setting {name!r}")
-
-
 def default_of(item: dataclasses.Field[Any]) -> Any:
     """A field's default value (a fresh one for mutable defaults)."""
     if item.default_factory is not dataclasses.MISSING:
@@ -46,27 +41,77 @@ def default_of(item: dataclasses.Field[Any]) -> Any:
     return item.default
 
 
-def mirrored(kind: type, name: str) -> Any:
-    """A Context field with the default, description and metadata that `kind` declares for `name`."""
-    item = section_field(kind, name)
-    return setting(default_of(item), item.metadata.get("description", ""),
-                   **{k: v for k, v in item.metadata.items() if k != "description"})
+def shown(value: Any) -> str:
+    """A caller's value as a message quotes it: its repr cut to 60 characters, and its type."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int past Python's 4300-digit limit for str()
+        text = "(too long to show)"
+    return f"{text[:60]}{'...' if len(text) > 60 else ''} ({type(value).__name__})"
 
 
-def section(kind: type[Section], source: Any, prefix: str = "", **overrides: Any) -> Section:
-    """`kind` built from `source`'s `<prefix><name>` attributes; a source without one keeps kind's default."""
-    values: dict[str, Any] = {}
-    for item in dataclasses.fields(kind):  # type: ignore[arg-type]
-        if not item.init:
-            continue
-        if item.name in overrides:
-            values[item.name] = overrides[item.name]
-        elif hasattr(source, prefix + item.name):
-            values[item.name] = copy.deepcopy(getattr(source, prefix + item.name))
-    return kind(**values)
+def kind_text(kind: Any) -> str:
+    """A setting's type as a person would write its value."""
+    if get_origin(kind) is Literal:
+        return "one of " + ", ".join(map(str, get_args(kind)))
+    names = {bool: "true or false", int: "an integer", float: "a number", str: "text"}
+    return names.get(kind, "a JSON object")
 
 
-def prefixed(values: Any, prefix: str = "") -> dict[str, Any]:
-    """The inverse of `section`: a settings object's fields as `<prefix><name>` keyword arguments."""
-    return {prefix + item.name: copy.deepcopy(getattr(values, item.name))
-            for item in dataclasses.fields(values) if item.init}
+def parse_text(raw: str, kind: Any) -> Any:
+    """A setting's value from text (an environment variable, `--set`): ValueError saying what was expected."""
+    text = raw.strip()
+    if kind is bool:
+        if text.lower() in _TRUE | _FALSE:
+            return text.lower() in _TRUE
+        raise ValueError("expected true/false")
+    if kind is int:
+        return int(text)
+    if kind is float:
+        return float(text)
+    if kind is str or get_origin(kind) is Literal:
+        return raw
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ValueError("expected a JSON object")
+    return value
+
+
+def checked(name: str, value: Any, kind: Any) -> Any:
+    """`value` as the setting `name` of type `kind` takes it (an int becomes a float where a float is declared),
+    or TypeError / ValueError naming the setting: a wrong type, a value outside a Literal, a negative count, a
+    number that is not finite, a dict with non-string keys or (for dict[str, float]) non-numbers."""
+    if get_origin(kind) is Literal:
+        allowed = get_args(kind)
+        if value not in allowed:
+            raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, not {shown(value)}")
+    elif kind is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise TypeError(f"{name} must be a number, not {shown(value)}")
+        if not _finite(value):
+            raise ValueError(f"{name} must be a finite number, not {shown(value)}")
+        return float(value)
+    elif kind is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} must be an integer, not {shown(value)}")
+        if value < 0:
+            raise ValueError(f"{name} must be >= 0, not {value}")
+    elif kind in (bool, str):
+        if not isinstance(value, kind):
+            raise TypeError(f"{name} must be a {kind.__name__}, not {shown(value)}")
+    elif get_origin(kind) is dict:
+        if not isinstance(value, dict) or not all(isinstance(key, str) for key in value):
+            raise TypeError(f"{name} must be an object with string keys, not {shown(value)}")
+        if get_args(kind)[1] is float and not all(
+            isinstance(v, int | float) and not isinstance(v, bool) and _finite(v) for v in value.values()
+        ):
+            raise TypeError(f"{name} must map names to finite numbers, not {shown(value)}")
+    return value
+
+
+def _finite(value: int | float) -> bool:
+    """Whether a number is finite and fits a float (10**400 does not: float() raises OverflowError)."""
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False

@@ -20,12 +20,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from cragraph.config import operator
 from cragraph.context import Context
 from cragraph.evaluation.metrics import unique_in_order
 from cragraph.retrieval.multi_query import keyword_form
-from cragraph.retrieval.retriever import HybridRetriever, RetrievalSettings
+from cragraph.retrieval.retriever import HybridRetriever
 from cragraph.retrieval.techniques import TECHNIQUES, PseudoDocWriter, Techniques, run_techniques
-from cragraph.settings import section
 from cragraph_lab.datasets import load_dataset
 from cragraph_lab.retrieval import (
     CHUNKS_PER_QUERY,
@@ -82,15 +82,16 @@ def run_ablation(dataset_dir: str | Path, ablate: Sequence[str], embedder: str =
     bundle = dataset_index(dataset, embedder, index_root, progress)
     chosen: dict[str, Any] = {"chat_model": chat_model} if chat_model else {}
     context = Context(index=str(bundle.path), **chosen)
-    retriever = HybridRetriever(bundle, section(RetrievalSettings, context, "retrieval_"))
+    config = operator()
+    retriever = HybridRetriever(bundle, config.retrieval)
     bundle.embedder.embed_queries(["warm-up"])  # load the model before timing
 
     def variants_of(question: str) -> list[str]:
         keywords = keyword_form(question)
-        return [keywords] if context.keyword_variant and keywords.lower() != question.lower() else []
+        return [keywords] if config.understand.keyword_variant and keywords.lower() != question.lower() else []
 
     write = pseudo_doc_writer(context) if {"query2doc", "hyde"} & set(ablate) else None
-    rows = ablation_rows(section(Techniques, context), ablate)
+    rows = ablation_rows(config.techniques, ablate)
     applied: dict[str, Counter[str]] = {name: Counter() for name in rows}
     runners = {name: technique_runner(retriever, techniques, variants_of, language_of, write, applied[name])
                for name, techniques in rows.items()}

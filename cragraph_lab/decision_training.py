@@ -297,12 +297,14 @@ candidate when that probability reaches `answer_threshold`. Written by `cragraph
 
 Training sets only: hipporag_legacy_train100 (hotpotqa, musique), the folders `cragraph bench decision-data`
 writes (XQuAD training part, mostly questions the reader never trained on; NQ questions it never trained on), and
-data/userlike_train (60 fictional pages in the style of a user's own documents, en / ru / zh, with 120 bridge,
-comparison, yes / no, unanswerable and single-hop questions, written for this training and never used in tests).
+two folders of fictional pages in the style of a user's own documents, en / ru / zh, with bridge, comparison,
+yes / no, unanswerable and single-hop questions, written for this training and never used in tests:
+data/userlike_train (60 pages, 120 questions; written after reading the test corpus tests/data/userlike) and
+data/userlike_train2 (66 pages, 150 questions; written without reading either).
 For each benchmark set, `OMP_NUM_THREADS=1 cragraph eval qa --dataset DIR --modes crag-multihop --unanswerable 0.5
 --limit 250 --out runs/decision-train` (half of the questions asked of an index without their gold passages); for
-the pages, `cragraph eval folder data/userlike_train/corpus data/userlike_train/questions.jsonl --out
-runs/decision-train/userlike_train`; then `cragraph bench decision-training runs/decision-train/*/results.jsonl
+each folder of pages F, `cragraph eval folder data/F/corpus data/F/questions.jsonl --out
+runs/decision-train/F`; then `cragraph bench decision-training runs/decision-train/*/results.jsonl
 --plot docs/decision_reliability.png`:
 {report['questions']} questions, {report['rows']} candidates. The ranking learns a candidate as right when it holds
 a gold answer and is mostly that answer (token F1 >= {MIN_F1}: the short span, not a sentence holding it); the

@@ -13,23 +13,26 @@ from typing import Any
 
 from cragraph.evaluation.metrics import unique_in_order
 from cragraph.retrieval.retriever import RetrievalSettings
-from cragraph.settings import prefixed
 from stores.backend import Index
 
 
 def multihop_context(
     bundle: Index, settings: RetrievalSettings | None = None, multihop: Any = None, **overrides: Any
 ) -> Any:
-    """A Context searching `bundle` with exactly `settings` (so the baseline and the plan agree)."""
+    """A Context over `bundle`; `multihop_operator` gives the settings the plan runs with."""
     from cragraph.context import Context
-    from cragraph.planning.settings import PREFIX
 
-    values: dict[str, Any] = {"index": str(bundle.path),
-                              **prefixed(settings or RetrievalSettings(), "retrieval_")}
-    if multihop is not None:
-        values.update(prefixed(multihop, PREFIX))
-    values.update(overrides)
-    return Context(**values)
+    return Context(index=str(bundle.path), **overrides)
+
+
+def multihop_operator(settings: RetrievalSettings | None = None, multihop: Any = None) -> Any:
+    """The operator configuration searching with exactly `settings` (so the baseline and the plan agree)."""
+    from dataclasses import replace
+
+    from cragraph.config import operator
+
+    config = replace(operator(), retrieval=settings or RetrievalSettings())
+    return replace(config, multihop=multihop) if multihop is not None else config
 
 
 def multihop_runner(
@@ -40,12 +43,15 @@ def multihop_runner(
 ) -> Callable[[str], list[str]]:
     """question -> document ids of the multi-hop evidence, best first. `multihop` is a MultihopSettings;
     `context_overrides` are further Context fields (e.g. chat_model=...)."""
+    from cragraph.config import operator_config
     from graph.multihop import multihop_graph
 
     context = multihop_context(bundle, settings, multihop, **context_overrides)
+    config = multihop_operator(settings, multihop)
 
     def run(question: str) -> list[str]:
-        output = multihop_graph.invoke({"question": question}, context=context)
+        with operator_config(config):
+            output = multihop_graph.invoke({"question": question}, context=context)
         return unique_in_order([p["doc_id"] for p in output.get("knowledge", [])])
 
     return run

@@ -582,8 +582,8 @@ def run_qa_eval(dataset_dir: str | Path, modes: Sequence[str] = ALL_MODES, limit
 @contextmanager
 def web_standin_for(dataset: Dataset, removed: set[str], enabled: bool) -> Iterator[dict[str, Any] | None]:
     """With `enabled`: a Tavily-compatible stand-in on 127.0.0.1 serving the whole corpus (the removed gold
-    passages among the rest as distractors), TAVILY_API_KEY set to its key while it runs; yields the Context
-    fields that point our CRAG modes' web branch at it. Otherwise yields None."""
+    passages among the rest as distractors), TAVILY_API_KEY set to its key and the operator's [web] base_url to
+    it while it runs; yields the Context fields that switch our CRAG modes' web branch on. Otherwise None."""
     if not enabled:
         yield None
         return
@@ -596,8 +596,10 @@ def web_standin_for(dataset: Dataset, removed: set[str], enabled: bool) -> Itera
     previous = os.environ.get("TAVILY_API_KEY")
     os.environ["TAVILY_API_KEY"] = key
     try:
-        with WebStandin(corpus_rows(dataset), api_key=key) as standin:
-            yield {"web_search": True, "web_base_url": standin.url}
+        from cragraph.config import operator_config
+
+        with WebStandin(corpus_rows(dataset), api_key=key) as standin, operator_config(web={"base_url": standin.url}):
+            yield {"web_search": True}
     finally:
         if previous is None:
             os.environ.pop("TAVILY_API_KEY", None)

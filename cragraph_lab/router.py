@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from cragraph.config import operator_config
 from cragraph.evaluation.metrics import unique_in_order
 from cragraph.retrieval.analysis import analyse
 from cragraph.retrieval.full_document import whole_documents
-from cragraph.retrieval.graph_walk import GraphSettings
 from cragraph.retrieval.retriever import HybridRetriever
 from cragraph.retrieval.strategy import (
     STRATEGY_FULL_DOCUMENT,
@@ -24,9 +24,8 @@ from cragraph.retrieval.strategy import (
     choose_strategy,
     escalate,
 )
-from cragraph.retrieval.techniques import Techniques, run_techniques
-from cragraph.settings import section
-from cragraph_lab.multihop import multihop_context
+from cragraph.retrieval.techniques import run_techniques
+from cragraph_lab.multihop import multihop_context, multihop_operator
 from evaluators.base import grade
 from evaluators.registry import load_evaluator
 from nodes.grade import best_attempt
@@ -40,15 +39,17 @@ def router_runner(retriever: HybridRetriever) -> Callable[[str], list[str]]:
 
     settings = multihop_context(retriever.bundle, retriever.settings)
     evaluator = load_evaluator(settings.evaluator)
-    techniques, graph = section(Techniques, settings), section(GraphSettings, settings, "graph_")
+    config = multihop_operator(retriever.settings)
+    techniques, graph = config.techniques, config.graph
 
     def attempt(question: str, strategy: dict[str, Any], analysis: Any) -> list[tuple[str, str]]:
         """(doc id, passage text as graded) of the attempt's passages, best first."""
         if strategy["name"] == STRATEGY_MULTIHOP:
-            output = multihop_graph.invoke({"question": question}, context=settings)
+            with operator_config(config):
+                output = multihop_graph.invoke({"question": question}, context=settings)
             return [(p["doc_id"], titled(p.get("title") or "", p["text"])) for p in output.get("knowledge", [])]
         run = run_techniques(retriever, question, language_of(question), apply_strategy(techniques, strategy),
-                             settings.retrieve_k, analysis=analysis, graph=graph)
+                             config.rerank.retrieve_k, analysis=analysis, graph=graph)
         hits = whole_documents(retriever, run.hits) if strategy["name"] == STRATEGY_FULL_DOCUMENT else run.hits
         return [(h.chunk.doc_id, h.chunk.passage) for h in hits]
 
@@ -60,9 +61,9 @@ def router_runner(retriever: HybridRetriever) -> Callable[[str], list[str]]:
             if strategy is None:
                 break
             passages = attempt(question, strategy, analysis)
-            scores = evaluator.score(question, [text for _, text in passages[: settings.retrieve_k]])
+            scores = evaluator.score(question, [text for _, text in passages[: config.rerank.retrieve_k]])
             current = {"round": round_, "strategy": strategy["name"], "best": max(scores, default=-1.0),
-                       "candidates": passages, "verdict": grade(scores, settings.upper, settings.lower)}
+                       "candidates": passages, "verdict": grade(scores, config.grade.upper, config.grade.lower)}
             kept = best_attempt(kept, current)
             if current["verdict"] != "incorrect":
                 break

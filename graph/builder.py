@@ -16,6 +16,7 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
+from cragraph.config import operator
 from cragraph.context import Context
 from cragraph.policy import ClientContext
 from cragraph.state import InputState, OutputState, State
@@ -110,7 +111,9 @@ def build_graph() -> StateGraph[State, Context, InputState, OutputState]:
 
 
 def compile_graph(checkpointer: Any = None) -> EntryCheckedGraph:
-    """The graph compiled (with `checkpointer` when given), its runs' input and context checked on entry."""
+    """The graph compiled (with `checkpointer` when given), its runs' input and context checked on entry. The
+    operator configuration is read here, so a mistake in it stops `langgraph dev` at start, naming the key."""
+    operator()
     compiled = entry_checked(build_graph().compile(checkpointer=checkpointer))
     compiled.name = "cragraph"
     return compiled

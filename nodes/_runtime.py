@@ -14,9 +14,10 @@ from typing import Any
 import numpy as np
 from langgraph.config import get_config
 
+from cragraph.config import operator
+from cragraph.config.moved import moved_message
 from cragraph.context import Context
 from cragraph.inputs import check_context
-from cragraph.models.embedder import canonical_name
 from cragraph.policy import ClientContext, UnknownSetting, check_types, client_context, field_names
 from cragraph.retrieval.access import caller_labels, visible_rows
 from evaluators.base import RelevanceEvaluator
@@ -52,6 +53,9 @@ def _refuse_configurable_settings(context: Context) -> None:
     except RuntimeError:  # a node called outside a graph run (tests, scripts)
         return
     given = context.given if isinstance(context, ClientContext) else frozenset()
+    moved = [message for message in map(moved_message, sorted(configurable)) if message]
+    if moved:
+        raise UnknownSetting(f"config['configurable'] sets {'; '.join(moved)}")
     stray = sorted(set(configurable) & set(field_names()) - given)
     if stray:
         raise UnknownSetting(
@@ -99,8 +103,8 @@ def _client_message(message: str, index: str) -> str:
 
 def bundle_of(settings: Context) -> Index:
     """The run's index (the bundle at `index`, or the Milvus collection at `index_uri` when index_backend is
-    'milvus'), opened once per process; refuses an embedder other than the index's own. A problem (no index
-    there, damaged, unreachable, being written, another embedder) is an IndexUnavailable that says what to do."""
+    'milvus'), opened once per process. A problem (no index there, damaged, unreachable, being written) is an
+    IndexUnavailable that says what to do."""
     milvus = settings.index_backend == "milvus"
     location = settings.index_uri if milvus else settings.index
     if milvus and not location.strip():
@@ -113,11 +117,6 @@ def bundle_of(settings: Context) -> Index:
         bundle = load_index(settings.index_backend, location)
     except BundleError as error:
         raise IndexUnavailable(_client_message(str(error), location)) from error
-    built_with = bundle.settings.embedder
-    if settings.embedder and canonical_name(settings.embedder) != canonical_name(built_with):
-        raise IndexUnavailable(_client_message(
-            f"the index at {location} was built with embedder {built_with!r}, "
-            f"not {settings.embedder!r}; use its embedder or rebuild the index", location))
     return bundle
 
 
@@ -138,10 +137,10 @@ def lazy_evaluator(settings: Context) -> Callable[[], RelevanceEvaluator]:
 
 def thresholds_for(settings: Context, bundle: Any) -> tuple[float, float, str]:
     """(upper, lower, where they came from), as grading, refinement and the web branch all read them: the
-    thresholds calibrated for this index and evaluator (`cragraph eval evaluator --store-thresholds`) when
-    `index_thresholds` is on and they exist, else Context's."""
-    if settings.index_thresholds:
-        stored = load_thresholds(bundle.path, settings.evaluator)
-        if stored is not None:
-            return stored.upper, stored.lower, "calibrated for this index"
-    return settings.upper, settings.lower, "Context"
+    thresholds calibrated for this index and evaluator (`cragraph eval evaluator --store-thresholds`) when there
+    are any, else the operator's [grade] upper / lower."""
+    stored = load_thresholds(bundle.path, settings.evaluator)
+    if stored is not None:
+        return stored.upper, stored.lower, "calibrated for this index"
+    grade = operator().grade
+    return grade.upper, grade.lower, "[grade]"

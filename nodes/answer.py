@@ -28,10 +28,10 @@ from cragraph.answering.candidates import sentences_holding
 from cragraph.answering.decision import answers, choose
 from cragraph.answering.features import featurize
 from cragraph.answering.readings import gather
+from cragraph.config import operator
 from cragraph.context import Context
 from cragraph.knowledge.evidence import citations, evidence_records, renumber, scored_sentences
 from cragraph.knowledge.passages import passage_of
-from cragraph.knowledge.strips import StripSettings
 from cragraph.models.structured import ask_structured
 from cragraph.reader import ReaderAnswer
 from cragraph.reader.cache import load_reader
@@ -42,7 +42,6 @@ from cragraph.retrieval.full_document import DOCUMENTS, read_documents
 from cragraph.retrieval.retriever import HybridRetriever
 from cragraph.retrieval.sanitize import drop_instructions, has_instructions
 from cragraph.retrieval.strategy import STRATEGY_FULL_DOCUMENT
-from cragraph.settings import section
 from cragraph.state import StageTimer, State, abstained
 from nodes._runtime import IndexUnavailable, bundle_of, lazy_evaluator, settings_of, visible_of
 from prompts.answer import AnswerReply, answer_messages
@@ -64,7 +63,7 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         why = "no context survived grading and selection" + _web_reason(state)
         return _abstain(timer, state, language, why)
     evaluator = lazy_evaluator(settings)
-    sentences = scored_sentences(state["question"], context, evaluator, section(StripSettings, settings, "strip_"))
+    sentences = scored_sentences(state["question"], context, evaluator, operator().strips)
     best_evidence = max((s["score"] for s in sentences), default=-1.0)
     note = None
     if (state.get("strategy") or {}).get("name") == STRATEGY_FULL_DOCUMENT and enumeration_request(state["question"]):
@@ -86,7 +85,7 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                     )
                 ],
             }
-    reader = load_reader(settings.reader_path)
+    reader = load_reader(operator().answer.reader_path)
     candidates = gather(reader, state["question"], context, hops, language, state.get("candidates") or [])
     if not candidates:
         return _abstain(timer, state, language, "no reading found an answer span" + _web_reason(state))
@@ -95,7 +94,8 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                "best_evidence": best_evidence}
     featurize(candidates, state["question"], signals, context, _rarity(settings))
     chosen = choose(candidates, load_decision())
-    answered = _formatted(state["question"], chosen, context, sentences, settings.answer_sentences, language, evaluator)
+    answered = _formatted(state["question"], chosen, context, sentences, operator().answer.sentences, language,
+                          evaluator)
     counts: dict[str, Any] = {
         "context": len(context),
         "sentences": len(sentences),
@@ -239,12 +239,12 @@ def llm_answer(
 ) -> tuple[dict[str, Any] | None, str]:
     """The validated LLM answer as a state update, or (None, why it was rejected)."""
     numbered = [(n, p.get("title") or "", p["text"]) for n, p in enumerate(context, start=1)]
-    spec = settings.model_for(settings.answer_model)
+    spec = settings.model_for(operator().models.answer)
     reply, error = ask_structured(
         spec,
         answer_messages(question, script_language(language, question), numbered),  # in the user's script
         AnswerReply,
-        max_new_tokens=settings.answer_max_new_tokens,
+        max_new_tokens=operator().answer.max_new_tokens,
     )
     if reply is None:
         return None, f"{error}; reader answer used"

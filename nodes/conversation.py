@@ -21,6 +21,7 @@ from langgraph.config import get_config
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.runtime import Runtime
 
+from cragraph.config import operator
 from cragraph.context import Context
 from cragraph.models.chat import message_text
 from cragraph.models.structured import ask_structured
@@ -148,7 +149,7 @@ def _resolve(question: str, turns: list[tuple[str, str]], settings: Context) -> 
     rule = resolve(question, previous_question, previous_answer, earlier=turns[:-1])
     if not settings.llm_followup:
         return rule, None
-    spec = settings.model_for(settings.rewrite_model)
+    spec = settings.model_for(operator().models.rewrite)
     parsed, error = ask_structured(spec, followup_messages(question, turns), StandaloneQuestion)
     why = error or _invalid(parsed.question if parsed else "", question)
     if why or parsed is None:

@@ -25,11 +25,10 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from cragraph.config import operator
 from cragraph.context import Context
 from cragraph.knowledge.evidence import add_facet_scores, choose_evidence, compress, located_units, scored_sentences
 from cragraph.knowledge.selection import facet_texts
-from cragraph.knowledge.strips import StripSettings
-from cragraph.settings import section
 from cragraph.state import StageTimer, State
 from nodes._runtime import bundle_of, lazy_evaluator, settings_of, thresholds_for
 
@@ -43,13 +42,13 @@ def highlight(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if not context:
         return {"highlights": [], "trace": [timer.record("no context", {"passages": 0})]}
     evaluator = lazy_evaluator(settings)
-    sentences = scored_sentences(state["question"], context, evaluator, section(StripSettings, settings, "strip_"))
+    sentences = scored_sentences(state["question"], context, evaluator, operator().strips)
     units = located_units(sentences, context)
     facets = facet_texts(state["question"], state.get("facets"))
     if facets:
         add_facet_scores(units, context, facets, evaluator)
     lower = thresholds_for(settings, bundle_of(settings))[1]
-    kept = choose_evidence(units, settings.highlight_per_passage, settings.highlight_total, lower)
+    kept = choose_evidence(units, operator().highlight.per_passage, operator().highlight.total, lower)
     highlights = [
         {
             "passage_id": passage["id"],

@@ -8,20 +8,20 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from cragraph.config import operator
 from cragraph.context import Context
-from cragraph.knowledge.strips import StripSettings, multihop_floor, passages_to_refine, refine_passages
-from cragraph.settings import section
+from cragraph.knowledge.strips import multihop_floor, passages_to_refine, refine_passages
 from cragraph.state import StageTimer, State
 from nodes._runtime import bundle_of, evaluator_of, settings_of, thresholds_for
 
 
 def refine(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("refine")
-    settings = settings_of(runtime)
-    at_least = multihop_floor(state, settings.refine_min_passages)
+    settings, config = settings_of(runtime), operator()
+    at_least = multihop_floor(state, config.refine.min_passages)
     _, lower, _ = thresholds_for(settings, bundle_of(settings))
     kept_passages, left_out = passages_to_refine(state.get("candidates", []), lower, at_least, state["question"])
-    if not settings.refine:
+    if not config.refine.enabled:
         knowledge = [{**p, "strips": []} for p in kept_passages]
         return {
             "knowledge": knowledge,
@@ -29,7 +29,7 @@ def refine(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         }
     evaluator = evaluator_of(settings, bundle_of(settings))
     knowledge, stats = refine_passages(
-        state["question"], kept_passages, evaluator, section(StripSettings, settings, "strip_"),
+        state["question"], kept_passages, evaluator, config.strips,
         reference=left_out,
     )
     update: dict[str, Any] = {"knowledge": knowledge}

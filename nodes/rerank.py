@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 from langgraph.runtime import Runtime
 
+from cragraph.config import operator
+from cragraph.config.sections import RerankSettings
 from cragraph.context import Context
 from cragraph.knowledge.passages import passage_text
 from cragraph.knowledge.vectors import stored_cosines
@@ -23,41 +25,41 @@ from nodes._runtime import bundle_of, settings_of
 
 def rerank(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("rerank")
-    settings = settings_of(runtime)
+    settings, config = settings_of(runtime), operator().rerank
     pool = list(state.get("hits", []))
     note = None
     allowed = (state.get("strategy") or {}).get("rerank", True)
     if not allowed:
         note = f"rerank skipped: {(state.get('strategy') or {}).get('reason', 'strategy')}"
-    if pool and settings.rerank and allowed:
+    if pool and config.enabled and allowed:
         bundle = bundle_of(settings)
         cosines = stored_cosines(bundle, state["question"], pool)
         fused = np.array([p["score"] for p in pool], dtype=np.float64)
         span = fused.max() - fused.min()
         normalized = (fused - fused.min()) / span if span > 0 else np.ones_like(fused)
-        combined = cosines + settings.rerank_fused_weight * normalized
+        combined = cosines + config.fused_weight * normalized
         pool = [
             {**p, "scores": {**p["scores"], "rerank_cosine": float(c)}, "rerank_score": float(s)}
             for p, c, s in zip(pool, cosines, combined, strict=True)
         ]
         pool.sort(key=lambda p: -p["rerank_score"])
-    if pool and settings.cross_encoder:
-        pool, note = cross_encode(state["question"], pool, settings)
-    kept = pool[: settings.rerank_k]
-    decision = f"kept {len(kept)} of {len(state.get('hits', []))}" + (" (dense)" if settings.rerank and allowed else "")
+    if pool and config.cross_encoder:
+        pool, note = cross_encode(state["question"], pool, config)
+    kept = pool[: config.k]
+    decision = f"kept {len(kept)} of {len(state.get('hits', []))}" + (" (dense)" if config.enabled and allowed else "")
     update: dict[str, Any] = {"candidates": kept}
     if settings.debug:
         update["debug"] = {"rerank": [{"id": p["id"], "rerank_score": p.get("rerank_score")} for p in pool]}
     scores = [p.get("rerank_score", p["score"]) for p in kept]
     record = timer.record(decision, {"pool": len(state.get("hits", [])), "kept": len(kept)}, scores, note)
-    if settings.rerank and allowed:
+    if config.enabled and allowed:
         LATENCY_STATS.record("rerank", record["duration_ms"])
     update["trace"] = [record]
     return update
 
 
 def cross_encode(
-    question: str, pool: list[dict[str, Any]], settings: Context
+    question: str, pool: list[dict[str, Any]], settings: RerankSettings
 ) -> tuple[list[dict[str, Any]], str]:
     """Cross-encoder scores for the first `cross_encoder_pool` passages; those under the threshold dropped."""
     bounded = pool[: settings.cross_encoder_pool]

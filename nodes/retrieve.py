@@ -7,21 +7,21 @@ a latency budget or strategy=auto). The trace says what ran, what was skipped an
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from langgraph.runtime import Runtime
 
+from cragraph.config import operator
 from cragraph.context import Context
 from cragraph.knowledge.passages import passage_of
 from cragraph.models.chat import load_chat_model, message_text
 from cragraph.models.structured import warn_unusable
 from cragraph.retrieval.analysis import analysis_of
 from cragraph.retrieval.full_document import whole_documents
-from cragraph.retrieval.graph_walk import GraphSettings
-from cragraph.retrieval.retriever import HybridRetriever, QueryError, RetrievalSettings
+from cragraph.retrieval.retriever import HybridRetriever, QueryError
 from cragraph.retrieval.strategy import LATENCY_STATS, STRATEGY_FULL_DOCUMENT, apply_strategy, choose_strategy
-from cragraph.retrieval.techniques import PseudoDocWriter, Techniques, run_techniques
-from cragraph.settings import section
+from cragraph.retrieval.techniques import PseudoDocWriter, run_techniques
 from cragraph.state import StageTimer, State
 from nodes._runtime import bundle_of, settings_of, visible_of
 from prompts.expansion import expansion_messages
@@ -29,7 +29,7 @@ from prompts.expansion import expansion_messages
 
 def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("retrieve")
-    settings = settings_of(runtime)
+    settings, config = settings_of(runtime), operator()
     bundle = bundle_of(settings)
     query = state.get("query") or state["question"]
     language = state.get("language") or "en"
@@ -37,16 +37,16 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     strategy = state.get("strategy") or choose_strategy(analysis, settings.strategy, settings.latency_budget_ms)
     mode = {"mode": strategy["mode"]} if strategy.get("mode") else {}
     visible = visible_of(runtime, bundle)  # the caller's documents only: every search below stays within them
-    retriever = HybridRetriever(bundle, section(RetrievalSettings, settings, "retrieval_", **mode), visible=visible)
-    techniques = apply_strategy(section(Techniques, settings), strategy)
+    retriever = HybridRetriever(bundle, replace(config.retrieval, **mode), visible=visible)
+    techniques = apply_strategy(config.techniques, strategy)
     round_ = state.get("retrieval_round", 0)
     weak = f"graded {state.get('verdict')} in round {round_ - 1}" if round_ > 0 else None
     note = None
     try:
-        run = run_techniques(retriever, query, language, techniques, settings.retrieve_k,
+        run = run_techniques(retriever, query, language, techniques, config.rerank.retrieve_k,
                              variants=state.get("variants", []), filters=state.get("filters") or None,
                              write_pseudo_doc=pseudo_doc_writer(settings), weak_reason=weak, analysis=analysis,
-                             graph=section(GraphSettings, settings, "graph_"))
+                             graph=config.graph)
         hits = run.hits
         if strategy["name"] == STRATEGY_FULL_DOCUMENT:
             hits = whole_documents(retriever, hits, state.get("filters") or None)
@@ -82,7 +82,7 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 def pseudo_doc_writer(settings: Context) -> PseudoDocWriter:
     """Query2Doc / HyDE text from the chat model; a failure is recorded as the technique's skip reason."""
     def write(kind: str, question: str, language: str) -> str | None:
-        spec = settings.model_for(settings.expansion_model)
+        spec = settings.model_for(operator().models.expansion)
         try:
             model = load_chat_model(spec)
             return message_text(model.invoke(expansion_messages(kind, question, language))).strip() or None

@@ -12,6 +12,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from cragraph.config import operator
 from cragraph.context import Context
 from cragraph.knowledge.passages import passage_text
 from cragraph.models.structured import ask_structured
@@ -28,10 +29,10 @@ def rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     question = state["question"]
     tried = [state.get("query") or question, *state.get("variants", [])]
     query, note = None, None
-    if settings.llm_rewrites:
+    if operator().understand.llm_rewrites:
         language = state.get("language") or language_of(question)
         parsed, error = ask_structured(
-            settings.model_for(settings.rewrite_model),
+            settings.model_for(operator().models.rewrite),
             rewrite_messages(question, language, 1, avoid=tried),
             Rewrites,
         )

@@ -15,6 +15,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from cragraph.config import operator
 from cragraph.context import Context
 from cragraph.models.structured import ask_structured
 from cragraph.retrieval.analysis import QueryAnalysis, analysis_of
@@ -39,14 +40,15 @@ def route(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     route_, tier = ("multihop", "rules") if strategy["name"] == "multihop" else (
         choose_route(analysis, settings.multihop), "pattern")
     note = strategy["reason"]
-    if settings.multihop == "auto" and settings.llm_route:
-        parsed, error = ask_structured(settings.model_for(settings.route_model), route_messages(question), RouteChoice)
+    if settings.multihop == "auto" and operator().route.llm:
+        spec = settings.model_for(operator().models.route)
+        parsed, error = ask_structured(spec, route_messages(question), RouteChoice)
         if parsed is not None:
             route_, tier = parsed.route, "LLM"
         note = "; ".join([note, f"LLM route: {parsed.route}" if parsed else f"{error}; rule route"])
-    if route_ == "multihop" and settings.multihop_max_sub_questions == 0:  # a budget of 0 means none
+    if route_ == "multihop" and operator().multihop.max_sub_questions == 0:  # a budget of 0 means none
         route_, tier = "single", "budget"
-        note = f"{note}; multihop_max_sub_questions=0: no planned sub-questions, single-hop retrieval"
+        note = f"{note}; [multihop] max_sub_questions=0: no planned sub-questions, single-hop retrieval"
     confidence = strategy["confidence"]
     decision = f"{route_} ({tier}), strategy {strategy['name']}" + (
         f" ({confidence:.2f})" if confidence is not None else "")

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 from langgraph.runtime import Runtime
 
+from cragraph.config import operator
 from cragraph.context import Context
 from cragraph.knowledge.selection import facet_texts, greedy_coverage
 from cragraph.knowledge.vectors import passage_vectors, query_vector
@@ -20,7 +21,7 @@ from nodes._runtime import bundle_of, settings_of
 
 def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("select")
-    settings = settings_of(runtime)
+    settings, config = settings_of(runtime), operator().select
     pool = [*state.get("knowledge", []), *state.get("web_knowledge", [])]
     if state.get("verdict") == "incorrect":
         pool = [
@@ -36,8 +37,8 @@ def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         query,
         vectors,
         [len(p["text"]) for p in pool],
-        settings.select_alpha,
-        settings.context_budget_chars,
+        config.alpha,
+        config.budget_chars,
     )
     selected = [{**pool[i], "coverage_gain": round(g, 4)} for i, g in zip(chosen, gains, strict=True)]
     counts = {"pool": len(pool), "selected": len(selected), "chars": sum(len(p["text"]) for p in selected)}
@@ -48,7 +49,7 @@ def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 f"selected {len(selected)} of {len(pool)}",
                 counts,
                 gains,
-                f"alpha={settings.select_alpha}, budget={settings.context_budget_chars} chars"
+                f"alpha={config.alpha}, budget={config.budget_chars} chars"
                 + (f", {len(facets)} facets" if facets else ""),
             )
         ],

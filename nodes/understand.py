@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from langgraph.runtime import Runtime
 
+from cragraph.config import operator
 from cragraph.context import Context
 from cragraph.knowledge.vectors import query_vector
 from cragraph.models.structured import ask_structured
@@ -34,11 +35,12 @@ def understand(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         return new_run({**analysed, "trace": [timer.record(f"language={language}", {})]}, state)
     variants: list[str] = []
     keywords = analysis.keywords
-    if settings.keyword_variant and keywords.lower() != question.lower():
+    config = operator().understand
+    if config.keyword_variant and keywords.lower() != question.lower():
         variants.append(keywords)
     note = None
     scores: list[float] = []
-    if settings.llm_rewrites and settings.max_rewrites > 0:
+    if config.llm_rewrites and config.max_rewrites > 0:
         rewrites, kept_scores, note = llm_rewrites(question, language, settings)
         variants += [r for r in rewrites if r.lower() not in {v.lower() for v in variants}]
         scores = kept_scores
@@ -67,24 +69,25 @@ def llm_rewrites(
     question: str, language: str, settings: Context
 ) -> tuple[list[str], list[float], str | None]:
     """LLM variants that stay close to the question, their cosines, and a note for the trace."""
-    spec = settings.model_for(settings.rewrite_model)
+    config = operator()
+    spec = settings.model_for(config.models.rewrite)
     parsed, error = ask_structured(
-        spec, rewrite_messages(question, language, settings.max_rewrites), Rewrites
+        spec, rewrite_messages(question, language, config.understand.max_rewrites), Rewrites
     )
     if parsed is None:
         return [], [], f"{error}; rule-based variants only"
     candidates = list(dict.fromkeys(q.strip() for q in parsed.queries if q.strip() and q.strip() != question))
-    candidates = candidates[: settings.max_rewrites]
+    candidates = candidates[: config.understand.max_rewrites]
     if not candidates:
         return [], [], "LLM gave no usable rewrite"
     embedder = bundle_of(settings).embedder
     cosines = embedder.embed_queries(candidates) @ query_vector(embedder, question)
     kept = [
-        (q, float(c)) for q, c in zip(candidates, cosines, strict=True) if c >= settings.rewrite_min_cosine
+        (q, float(c)) for q, c in zip(candidates, cosines, strict=True) if c >= config.understand.rewrite_min_cosine
     ]
     dropped = len(candidates) - len(kept)
     note = f"LLM rewrites kept {len(kept)}/{len(candidates)}" + (
-        f" (dropped {dropped} below cosine {settings.rewrite_min_cosine}; min {float(np.min(cosines)):.3f})"
+        f" (dropped {dropped} below cosine {config.understand.rewrite_min_cosine}; min {float(np.min(cosines)):.3f})"
         if dropped
         else ""
     )

@@ -11,13 +11,13 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from cragraph.config import operator
 from cragraph.context import Context
 from cragraph.knowledge.passages import passage_text, web_passage
-from cragraph.knowledge.strips import StripSettings, multihop_floor, passages_to_refine, refine_passages
+from cragraph.knowledge.strips import multihop_floor, passages_to_refine, refine_passages
 from cragraph.models.structured import ask_structured
 from cragraph.retrieval.multi_query import keyword_form
 from cragraph.retrieval.web import WebSearchClient, WebSearchError
-from cragraph.settings import section
 from cragraph.state import StageTimer, State
 from nodes._runtime import bundle_of, evaluator_of, settings_of, thresholds_for
 from prompts.web_query import WebQuery, web_query_messages
@@ -29,23 +29,24 @@ def web_search(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     settings = settings_of(runtime)
     if not settings.web_search:
         return _without_web(timer, "off", "web search is switched off (Context.web_search)")
-    client = WebSearchClient(base_url=settings.web_base_url or None, timeout_s=settings.web_timeout_s)
+    config = operator()
+    client = WebSearchClient(base_url=config.web.base_url or None, timeout_s=config.web.timeout_s)
     if not client.available:
         return _without_web(timer, "unavailable", "no TAVILY_API_KEY: web search unavailable")
     query, note = web_query(state, settings)
     try:
-        results = client.search(query, max_results=settings.web_max_results, search_depth=settings.web_search_depth)
+        results = client.search(query, max_results=config.web.max_results, search_depth=config.web.search_depth)
     except WebSearchError as error:
         return _without_web(timer, f"failed:{error.kind}", f"web search failed ({error}); query {query!r}")
-    passages = [web_passage(r) for r in results[: settings.web_max_results]]
+    passages = [web_passage(r) for r in results[: config.web.max_results]]
     evaluator = evaluator_of(settings, bundle_of(settings))
     grades = evaluator.score(state["question"], [passage_text(p) for p in passages]) if passages else []
     graded = [{**p, "grade": float(g)} for p, g in zip(passages, grades, strict=True)]
     _, lower, _ = thresholds_for(settings, bundle_of(settings))
-    kept, left_out = passages_to_refine(graded, lower, multihop_floor(state, settings.refine_min_passages),
+    kept, left_out = passages_to_refine(graded, lower, multihop_floor(state, config.refine.min_passages),
                                          state["question"])
     knowledge, stats = refine_passages(
-        state["question"], kept, evaluator, section(StripSettings, settings, "strip_"),
+        state["question"], kept, evaluator, config.strips,
         reference=left_out,
     )
     scores = stats.pop("scores")
@@ -69,11 +70,11 @@ def web_query(state: State, settings: Context) -> tuple[str, str | None]:
     """The search query: the LLM's when switched on and valid, else the question's keywords."""
     question = state["question"]
     rule_based = state.get("keywords") or keyword_form(question)
-    if not settings.llm_web_query:
+    if not operator().web.llm_query:
         return rule_based, None
     language = state.get("language") or language_of(question)
     parsed, error = ask_structured(
-        settings.model_for(settings.web_query_model),
+        settings.model_for(operator().models.web_query),
         web_query_messages(question, language),
         WebQuery,
         max_new_tokens=48,

@@ -74,3 +74,16 @@ def tiny_embedder_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = base / "st"
     SentenceTransformer(modules=[word, pooling, st_models.Normalize()]).save(str(folder))
     return folder
+
+
+@pytest.fixture(autouse=True)
+def _operator_defaults():
+    """Each test starts from the operator configuration its environment gives: a change a test made
+    (use_operator, an environment variable a command read) ends with it."""
+    from cragraph import config
+
+    config._override.clear()
+    config.loaded.cache_clear()
+    yield
+    config._override.clear()
+    config.loaded.cache_clear()

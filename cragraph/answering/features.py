@@ -7,13 +7,12 @@ sentences and page titles speak of, and how much of what it asks of the entities
 "how long", "founded") the candidate's sentences speak of (a page that names the entity but not the asked fact is
 the shape of a question the corpus cannot answer), whether its kind fits what the question asks for (a year for
 "when", a number for "how many", a name for "who"), whether it is some page's title (an entity), whether its passage
-is about something the question names (a first hop), about something only another passage names (a second hop), or
-neither while the question names some page (a stray: another entity's fact, the shape of a wrong answer to a
-question the corpus cannot answer), whether another reading answered with its page's entity (it was led there: a
-bridge question's second hop) or its answer is itself some other context page's entity (a bridge to read on from),
-how the CRAG evaluator graded its passage and the context (the grade of the cited passage, the best grade, the best
-evidence sentence, the verdict), whether any context page is about something the question names, and the route and
-language, which shift how far the rest can be trusted.
+is about something the question names (a first hop) or about something only another passage names (a second hop),
+whether another reading answered with its page's entity (it was led there: a bridge question's second hop) or its
+answer is itself some other context page's entity (a bridge to read on from), how the CRAG evaluator graded its
+passage and the context (the grade of the cited passage, the best grade, the best evidence sentence, the verdict),
+whether any context page is about something the question names, and the route and language, which shift how far the
+rest can be trusted.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ from stores.tokenize import tokenize
 
 FEATURES = (
     "one_pass", "hop_chain", "per_passage", "linked", "yes_no", "options", "compared", "first_hop", "second_hop",
-    "stray", "margin",
+    "margin",
     "share", "rank", "hop_margin", "hop_share", "hop_rank", "agree", "support", "cover", "asked_cover", "rare_missing",
     "type_fit",
     "is_title", "led_to", "leads_on", "in_question", "log_length", "graded", "grade", "best_grade", "best_evidence",
@@ -69,7 +68,6 @@ def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str,
             **{reading: float(candidate.reading == reading) for reading in READINGS},
             "first_hop": float(first),
             "second_hop": float(second),
-            "stray": float(bool(named_page) and not first and not second and not candidate.chain),
             "margin": _clip((read.margin or 0.0) / 10.0),
             "share": float(read.confidence if read.confidence is not None else 0.0),
             "rank": float(candidate.rank),

@@ -87,7 +87,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         action="append",
         default=[],
         metavar="FIELD=VALUE",
-        help="any Context field, e.g. --set upper=0.3 --set rerank_k=8; repeatable",
+        help="any Context field, e.g. --set answer_threshold=0.3 --set multihop=always; repeatable "
+             "(stage internals are the operator configuration: cragraph config)",
     )
     ask.set_defaults(run=run_ask)
 
@@ -111,7 +112,10 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def build_context(args: argparse.Namespace) -> Any:
     from cragraph.cli.options import CONTEXT_OPTIONS, DEFAULT_INDEX, index_location
+    from cragraph.config import reload
     from cragraph.context import Context
+
+    reload()  # the operator configuration, read when the command starts: a mistake is refused before any question
 
     values: dict[str, Any] = {"index": args.index or DEFAULT_INDEX}
     backend, location = index_location(getattr(args, "backend", None), getattr(args, "uri", None), args.index)
@@ -131,6 +135,7 @@ def set_values(items: list[str]) -> dict[str, Any]:
 
     from cragraph.context import Context, parse_setting
     from cragraph.policy import unknown_fields
+    from cragraph.settings import kind_text
 
     hints = typing.get_type_hints(Context)
     known = {f.name for f in fields(Context)}
@@ -139,22 +144,14 @@ def set_values(items: list[str]) -> dict[str, Any]:
         name, sep, raw = item.partition("=")
         name = name.strip()
         if not sep:
-            raise ValueError(f"bad --set {item!r}: expected FIELD=VALUE, e.g. --set upper=0.3")
+            raise ValueError(f"bad --set {item!r}: expected FIELD=VALUE, e.g. --set answer_threshold=0.3")
         if name not in known:
             raise ValueError(f"bad --set {item!r}: {unknown_fields([name])}")
         try:
             values[name] = parse_setting(raw, hints[name], name)
         except ValueError as error:
-            raise ValueError(f"bad --set {item!r}: {name} expects {expected_kind(hints[name])} ({error})") from None
+            raise ValueError(f"bad --set {item!r}: {name} expects {kind_text(hints[name])} ({error})") from None
     return values
-
-
-def expected_kind(kind: Any) -> str:
-    """A field's type as a person would ask for it in --set."""
-    if typing.get_origin(kind) is typing.Literal:
-        return "one of " + ", ".join(map(str, typing.get_args(kind)))
-    names = {bool: "true or false", int: "an integer", float: "a number", str: "text"}
-    return names.get(kind, "a JSON object")
 
 
 def run_ask(args: argparse.Namespace) -> int:
@@ -438,7 +435,9 @@ def run_serve(args: argparse.Namespace) -> int:
     )
     from cragraph.cli.child import run_child
     from cragraph.cli.options import index_location
+    from cragraph.config import reload
 
+    reload()  # refused here, naming the key, rather than in the server's log
     backend, location = index_location(args.backend, args.uri, args.index)
     return run_child(command, ROOT, server_env(args.index, location if backend == "milvus" else None))
 

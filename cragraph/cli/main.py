@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cragraph.cli.agent import register as register_agent_commands
+from cragraph.cli.config import register as register_config_commands
 from cragraph.cli.folder import add_eval_folder
 from cragraph.cli.options import DEFAULT_INDEX, add_backend_options, index_location, parse_filters
 from cragraph.cli.plan import register as register_plan_commands
@@ -32,7 +33,8 @@ EXAMPLES = """examples:
   cragraph ask "q1" "q2" --json                           one JSON object per question (JSON Lines)
   cragraph ask - --json < questions.txt                   questions from stdin, one per line, each answered as
                                                           it arrives; the models load once (Ctrl-C to stop)
-  cragraph ask "q" --set upper=0.3 --set multihop=always  any Context field for this run
+  cragraph ask "q" --set multihop=always                  any Context field for this run
+  cragraph config                                         the operator configuration, each value with its source
   cragraph serve --index .cragraph/index                  the LangGraph server and Studio on 127.0.0.1:2024
   cragraph ask --help                                     every option of a command
 """
@@ -93,6 +95,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(title="commands")
     register_agent_commands(commands)
     register_plan_commands(commands)
+    register_config_commands(commands)
 
     index = commands.add_parser("index", help="index files or folders (.jsonl .txt .md .html) into a bundle")
     index.add_argument("paths", nargs="*",

@@ -1,4 +1,4 @@
-"""Settings of the multi-hop planner. The graph's Context mirrors each field as `multihop_<name>`."""
+"""Settings of the multi-hop planner: the `[multihop]` section of the operator configuration."""
 
 from __future__ import annotations
 
@@ -6,8 +6,6 @@ from dataclasses import dataclass
 
 from cragraph.planning.plan import CompileSettings, PlanLimits
 from cragraph.settings import model_setting, setting
-
-PREFIX = "multihop_"
 
 
 @dataclass
@@ -36,9 +34,6 @@ class MultihopSettings:
     bridge_template: str = setting(
         "{entity} {question}", "Hop-2 query per bridge entity; {question} is the question."
     )
-    question_weight: float = setting(1.0, "Weight of the question's own hits when merging evidence.")
-    sub_weight: float = setting(1.0, "Weight of sub-question hits when merging evidence.")
-    bridge_weight: float = setting(1.0, "Weight of bridge hits when merging evidence.")
     max_evidence: int = setting(10, "Evidence passages the plan hands to selection.")
     graph_expand: bool = setting(
         True, "GRAPH_EXPAND: re-rank the merged evidence by a walk over the index's entity-passage graph, "
@@ -69,8 +64,5 @@ class MultihopSettings:
             bridge_entities=self.bridge_entities,
             bridge_top_k=self.bridge_top_k,
             bridge_template=self.bridge_template,
-            question_weight=self.question_weight,
-            sub_weight=self.sub_weight,
-            bridge_weight=self.bridge_weight,
             graph_expand=self.graph_expand,
         )

@@ -55,6 +55,6 @@ class ReaderWeightsError(RuntimeError):
     def __init__(self, path: object, why: str) -> None:
         super().__init__(
             f"reader weights {path}: {why}. Rebuild them with `{TRAINING_COMMAND} --out <folder>` "
-            "or set reader_path to a folder holding reader.npz and config.json"
+            "or set [answer] reader_path (CRAGRAPH_ANSWER__READER_PATH) to a folder holding reader.npz and config.json"
         )
         self.path = path

@@ -45,7 +45,7 @@ class RetrievalSettings:
                above its second (relative gap > peak_gap) the query has a strong lexical match and BM25 gets more
                say (alpha_peaked); otherwise dense leads (alpha_flat). Chosen by measurement (README).
       score    min-max score fusion with a fixed dense weight `alpha`.
-      rrf      reciprocal rank fusion, k = rrf_k, 1-based ranks, lists weighted by bm25_weight / dense_weight.
+      rrf      reciprocal rank fusion, k = 60, 1-based ranks, lists weighted equally.
     """
 
     mode: Mode = setting("hybrid", "hybrid, bm25 or dense.")
@@ -63,9 +63,6 @@ class RetrievalSettings:
     peak_gap: float = setting(
         0.15, "Dynamic fusion: relative gap between BM25's first and second scores that counts as standing out."
     )
-    rrf_k: int = setting(60, "Reciprocal-rank-fusion constant k (1-based ranks).")
-    dense_weight: float = setting(1.0, "Weight of the dense lists in rrf fusion.")
-    bm25_weight: float = setting(1.0, "Weight of the BM25 lists in rrf fusion.")
     max_query_chars: int = setting(8000, "Longest query searched; a longer one is refused.")
 
 
@@ -150,9 +147,7 @@ class HybridRetriever:
               vectors: np.ndarray) -> tuple[dict[int, float], list[float]]:
         settings = self.settings
         if settings.fusion == "rrf":
-            lists = [ranked(scores) for scores in [*bm25_lists, *dense_lists]]
-            weights = [settings.bm25_weight] * len(bm25_lists) + [settings.dense_weight] * len(dense_lists)
-            return reciprocal_rank_fusion(lists, k=settings.rrf_k, weights=weights), []
+            return reciprocal_rank_fusion([ranked(scores) for scores in [*bm25_lists, *dense_lists]]), []
         # Score fusion normalizes over the union of candidates, so a candidate one list missed is scored
         # exactly by that side (BM25 of the query, cosine to its stored vector) instead of counted as zero.
         candidates = sorted(set().union(*bm25_lists, *dense_lists))

@@ -72,7 +72,8 @@ def language_of(text):
 docs, titles, doc_lang = {}, {}, {}
 for name in sorted(os.listdir(CORPUS)):
     path = os.path.join(CORPUS, name)
-    raw = open(path, encoding="utf-8").read()
+    with open(path, encoding="utf-8") as handle:
+        raw = handle.read()
     if not raw.strip():
         err(f"{name}: empty file")
         continue
@@ -118,7 +119,9 @@ def names(entity, text, lang):
 # ---- questions
 counts = Counter()
 ids = set()
-for ln, line in enumerate(open(QUESTIONS, encoding="utf-8"), 1):
+with open(QUESTIONS, encoding="utf-8") as handle:
+    question_lines = handle.readlines()
+for ln, line in enumerate(question_lines, 1):
     try:
         q = json.loads(line)
     except ValueError as e:
@@ -169,9 +172,8 @@ for ln, line in enumerate(open(QUESTIONS, encoding="utf-8"), 1):
     for a in ans:
         if not any(occurs(a, docs[d], lang) for d in sd):
             err(f"{qid}: answer {a!r} not found in {sd}")
-    if typ == "comparison":
-        if not any(occurs(a, q["question"], lang) or a[:-1] in q["question"] for a in ans):
-            err(f"{qid}: comparison answer is not one of the two names in the question")
+    if typ == "comparison" and not any(occurs(a, q["question"], lang) or a[:-1] in q["question"] for a in ans):
+        err(f"{qid}: comparison answer is not one of the two names in the question")
     if typ == "bridge":
         hops, bridge = q["hops"], q["bridge"]
         if len(sd) < 2:
@@ -202,8 +204,9 @@ for typ, per in EXPECTED.items():
 print("documents:", dict(lang_counts), "formats:", dict(ext_counts))
 for typ in TYPES:
     print(f"{typ:13s}", {lang: counts[(typ, lang)] for lang in LANGS})
-print("yes/no split:", {lang: (counts[("yesno-" + YESNO[lang][0], lang)], counts[("yesno-" + YESNO[lang][1], lang)]) for lang in LANGS})
-print("total questions:", sum(counts[(t, l)] for t in TYPES for l in LANGS))
+print("yes/no split:", {lang: (counts[("yesno-" + YESNO[lang][0], lang)], counts[("yesno-" + YESNO[lang][1], lang)])
+                        for lang in LANGS})
+print("total questions:", sum(counts[(t, lang)] for t in TYPES for lang in LANGS))
 if errors:
     print(f"\n{len(errors)} problem(s):")
     for e in errors:

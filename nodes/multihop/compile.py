@@ -7,11 +7,11 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from cragraph.config import operator
 from cragraph.context import Context
 from cragraph.models.structured import ask_structured
 from cragraph.planning.plan import CompiledPlan, Decomposition, compile_decomposition, validate_compiled
-from cragraph.planning.settings import PREFIX, MultihopSettings
-from cragraph.settings import section
+from cragraph.planning.settings import MultihopSettings
 from cragraph.state import MultihopState, StageTimer
 from nodes._runtime import settings_of
 from prompts.compile_plan import compile_messages
@@ -20,7 +20,7 @@ from prompts.compile_plan import compile_messages
 def plan_compile(state: MultihopState, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("compile")
     settings = settings_of(runtime)
-    multihop = section(MultihopSettings, settings, PREFIX)
+    multihop = operator().multihop
     question = state["question"].strip()
     decomposition = Decomposition.model_validate(state["decomposition"])
     compiled, note = None, None

@@ -12,13 +12,12 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from cragraph.config import operator
 from cragraph.context import Context
 from cragraph.models.structured import ask_structured
 from cragraph.planning.plan import Decomposition, SubQuestion
 from cragraph.planning.rules import rule_decomposition
-from cragraph.planning.settings import PREFIX, MultihopSettings
 from cragraph.retrieval.analysis import QueryAnalysis
-from cragraph.settings import section
 from cragraph.state import MultihopState, StageTimer
 from nodes._runtime import settings_of
 from prompts.decompose import decompose_messages
@@ -37,7 +36,7 @@ def single_hop(question: str) -> Decomposition:
 def decompose(state: MultihopState, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("decompose")
     settings = settings_of(runtime)
-    multihop = section(MultihopSettings, settings, PREFIX)
+    multihop = operator().multihop
     question = state["question"].strip()
     chain = decompose_chain(multihop.llm_decompose, multihop.rule_decompose)
     stage_index = min(state.get("decompose_stage", 0), len(chain) - 1)

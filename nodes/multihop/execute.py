@@ -14,17 +14,17 @@ from typing import Any
 import numpy as np
 from langgraph.runtime import Runtime
 
+from cragraph.config import operator
 from cragraph.context import Context
 from cragraph.knowledge.passages import passage_of
 from cragraph.models.structured import ask_structured
 from cragraph.planning.dsl import Plan
 from cragraph.planning.runtime import ExpandFn, PlanRun, PlanRuntime, ReadFn, ValueFn
-from cragraph.planning.settings import PREFIX, MultihopSettings
+from cragraph.planning.settings import MultihopSettings
 from cragraph.reader import Passage
 from cragraph.reader.cache import load_reader
 from cragraph.retrieval.graph_walk import GraphSettings, graph_rerank
-from cragraph.retrieval.retriever import HybridRetriever, RetrievalSettings
-from cragraph.settings import section
+from cragraph.retrieval.retriever import HybridRetriever
 from cragraph.state import MultihopState, StageTimer
 from nodes._runtime import bundle_of, evaluator_of, settings_of, thresholds_for, visible_of
 from prompts.extract_answer import ShortAnswer, extract_answer_messages
@@ -71,9 +71,10 @@ def plan_runtime(
     plan: Plan | None = None,
     visible: np.ndarray | None = None,
 ) -> PlanRuntime:
-    """A runtime searching `bundle` with the Context's retrieval settings and filters, within the `visible` rows
-    (the caller's documents; None: all)."""
-    retriever = HybridRetriever(bundle, section(RetrievalSettings, settings, "retrieval_"), visible=visible)
+    """A runtime searching `bundle` with the operator's retrieval settings and the filters, within the `visible`
+    rows (the caller's documents; None: all)."""
+    config = operator()
+    retriever = HybridRetriever(bundle, config.retrieval, visible=visible)
 
     def search(query: str, k: int) -> list[Hit]:
         return retriever.search(query, k=k, filters=filters or None)
@@ -88,8 +89,8 @@ def plan_runtime(
         evaluator=evaluator_of(settings, bundle) if needs_evaluator else None,
         grade_thresholds=thresholds_for(settings, bundle)[:2],
         language=language_of(question),
-        graph_expand=graph_expander(retriever, section(GraphSettings, settings, "graph_"), filters),
-        read_answers=reader_values(settings.reader_path, language_of(question)),
+        graph_expand=graph_expander(retriever, config.graph, filters),
+        read_answers=reader_values(config.answer.reader_path, language_of(question)),
     )
 
 
@@ -107,7 +108,7 @@ def run_plan(
     plan: Plan, settings: Context, question: str, filters: dict[str, Any] | None = None, runtime: Any = None
 ) -> PlanRun:
     """Run the plan; `runtime` (the node's) decides which documents the caller may see (None: all)."""
-    multihop = section(MultihopSettings, settings, PREFIX)
+    multihop = operator().multihop
     bundle = bundle_of(settings)
     return plan_runtime(bundle, settings, multihop, question, filters, plan, visible_of(runtime, bundle)).run(plan)
 

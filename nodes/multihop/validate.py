@@ -10,17 +10,15 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
+from cragraph.config import operator
 from cragraph.context import Context
 from cragraph.planning.plan import Decomposition, validate_decomposition
-from cragraph.planning.settings import PREFIX, MultihopSettings
-from cragraph.settings import section
 from cragraph.state import MultihopState, StageTimer
-from nodes._runtime import settings_of
 
 
 def plan_validate(state: MultihopState, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("validate")
-    multihop = section(MultihopSettings, settings_of(runtime), PREFIX)
+    multihop = operator().multihop
     source = state.get("decomposition_source", "")
     raw = state.get("decomposition")
     errors = (

@@ -88,7 +88,7 @@ CONTEXT_FIELDS = st.sampled_from([name for name in field_names() if not name.sta
 CONTEXTS = st.one_of(
     JSON_LIKE,  # None, numbers, strings, lists and dicts of unknown fields
     st.dictionaries(CONTEXT_FIELDS, st.one_of(JSON_LIKE, st.integers(-(10**400), 10**400)), max_size=3),
-    st.dictionaries(st.sampled_from(["upper", "lower", "answer_threshold", "rerank_fused_weight", "class_alphas"]),
+    st.dictionaries(st.sampled_from(["answer_threshold", "max_retrieval_rounds", "upper", "class_alphas"]),
                     st.one_of(SCALARS, st.dictionaries(PIECES, SCALARS, max_size=2)), max_size=2),
 )
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from cragraph.config import operator_config
 from cragraph.context import Context
 from graph import graph
 from stores.bundle import IndexBundle, IndexSettings
@@ -81,8 +82,9 @@ def test_off_corpus_question_is_answered_from_the_web_with_its_url(sliced, monke
     index, _ = sliced
     monkeypatch.setenv("TAVILY_API_KEY", "test-key")
     with TavilyStub([WEB_PAGE]) as stub:
-        context = Context(index=str(index), web_search=True, web_base_url=stub.url, answer_threshold=0.0)
-        result = graph.invoke({"question": OFF_CORPUS}, context=context)
+        context = Context(index=str(index), web_search=True, answer_threshold=0.0)
+        with operator_config(web={"base_url": stub.url}):
+            result = graph.invoke({"question": OFF_CORPUS}, context=context)
     assert result["verdict"] == "incorrect", result["trace"]
     assert [c["url"] for c in result["citations"]] == [WEB_PAGE["url"]]
     assert result["answer"].startswith("77") and "77 kelvin" in result["evidence"][0]["sentence"]
@@ -94,8 +96,9 @@ def test_failing_web_ends_in_abstention_with_a_trace_entry(sliced, monkeypatch, 
     index, _ = sliced
     monkeypatch.setenv("TAVILY_API_KEY", "test-key")
     with TavilyStub([WEB_PAGE], mode=mode, hang_s=4) as stub:
-        context = Context(index=str(index), web_search=True, web_base_url=stub.url, web_timeout_s=1.0)
-        result = graph.invoke({"question": OFF_CORPUS}, context=context)
+        context = Context(index=str(index), web_search=True)
+        with operator_config(web={"base_url": stub.url, "timeout_s": 1.0}):
+            result = graph.invoke({"question": OFF_CORPUS}, context=context)
     assert result["abstained"] and result["citations"] == []
     web = [e for e in result["trace"] if e["node"] == "web_search"]
     assert len(web) == 1 and web[0]["decision"] == (

@@ -31,10 +31,10 @@ from tests.fixtures.graph import DIRECTOR, FOLLOW_UP, KAPITSA_DOCS, build_tiny_i
 
 CRAGRAPH = str(Path(sys.executable).parent / "cragraph")
 THREAD = "durable-1"
-# The tiny embedder's vectors are random: the cosine evaluator with thresholds that grade every retrieval
-# `correct`, and the reader answering whatever its confidence, make the run's path fixed; the store is under test.
-SETTINGS = ["--no-web", "--evaluator", "cosine", "--set", "upper=-1", "--set", "lower=-1",
-            "--set", "answer_threshold=0"]
+# The tiny embedder's vectors are random: the cosine evaluator with the operator's thresholds grading every
+# retrieval `correct` (_env), and the reader answering whatever its confidence, make the run's path fixed; the
+# store is under test.
+SETTINGS = ["--no-web", "--evaluator", "cosine", "--set", "answer_threshold=0"]
 KILL_AFTER_STEP = 2  # the checkpoint of step N holds what ran up to it: conversation and understand; next retrieve
 PGDOC = "install Debian's postgresql package (apt-get install postgresql) to run the Postgres checkpoint test"
 
@@ -45,7 +45,8 @@ def index(tmp_path_factory: pytest.TempPathFactory, tiny_embedder_dir: Path) -> 
 
 
 def _env(spec: str) -> dict[str, str]:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", CHECKPOINT_ENV_VAR: spec}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", CHECKPOINT_ENV_VAR: spec, "CRAGRAPH_GRADE__UPPER": "-1",
+           "CRAGRAPH_GRADE__LOWER": "-1"}
     env.pop("TAVILY_API_KEY", None)
     return env
 

@@ -36,11 +36,10 @@ def server(tmp_path_factory, tiny_embedder_dir):
     env = server_env(str(index))
     env.update(
         {
-            "CRAGRAPH_EMBEDDER": str(tiny_embedder_dir),
             "CRAGRAPH_EVALUATOR": "cosine",
             "CRAGRAPH_WEB_SEARCH": "false",
-            "CRAGRAPH_UPPER": "-1.0",
-            "CRAGRAPH_LOWER": "-1.0",
+            "CRAGRAPH_GRADE__UPPER": "-1.0",
+            "CRAGRAPH_GRADE__LOWER": "-1.0",
             "CRAGRAPH_DEBUG": "true",
             "CRAGRAPH_API_KEYS": json.dumps(KEYS),
             "OMP_NUM_THREADS": "1",
@@ -95,10 +94,10 @@ async def _callers(url: str) -> None:
         studio = await http.post(f"{url}/threads", json={}, headers={"x-auth-scheme": "langsmith"})
         assert studio.status_code in (401, 403)  # the Studio shortcut does not bypass the keys
     with pytest.raises(Exception, match="managed by the operator"):  # a shared assistant: not one caller's
-        await alice.assistants.create("cragraph", context={"upper": 1.0})
+        await alice.assistants.create("cragraph", context={"multihop": "never"})
     with pytest.raises(Exception, match="managed by the operator"):
         shared = (await alice.assistants.search(graph_id="cragraph"))[0]["assistant_id"]  # reading is allowed
-        await alice.assistants.update(shared, context={"upper": 1.0})
+        await alice.assistants.update(shared, context={"multihop": "never"})
     with pytest.raises(Exception, match="not found"):  # langgraph-sdk's NotFoundError: the thread is hidden
         await bob.threads.get_state(alice_thread)
     assert "4711" in json.dumps(await alice.threads.get_state(alice_thread))  # its owner still reads it

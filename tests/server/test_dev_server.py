@@ -30,10 +30,12 @@ def server(tmp_path_factory, tiny_embedder_dir):
 
 @pytest.fixture(scope="module")
 def open_server(tmp_path_factory, tiny_embedder_dir):
-    """A single-user server (CRAGRAPH_CLIENT_SETTINGS=*): a client may set every field, the index included."""
+    """A single-user server (CRAGRAPH_CLIENT_SETTINGS=*): a client may set every field, the index included; its
+    operator grade thresholds at -1 grade every passage correct."""
     folder = tmp_path_factory.mktemp("open-server")
     index = build_tiny_index(folder, tiny_embedder_dir)
-    with tiny_dev_server(folder, index, tiny_embedder_dir, CRAGRAPH_CLIENT_SETTINGS="*") as url:
+    with tiny_dev_server(folder, index, tiny_embedder_dir, CRAGRAPH_CLIENT_SETTINGS="*",
+                         CRAGRAPH_GRADE__UPPER="-1.0", CRAGRAPH_GRADE__LOWER="-1.0") as url:
         yield url
 
 
@@ -57,30 +59,6 @@ async def _drive(url: str) -> None:
     assert [e["node"] for e in final_values["trace"]].count("retrieve") == 2  # the budget from the server env
     assert final_values["trace"][5]["decision"] == "off"  # CRAGRAPH_WEB_SEARCH=false reached the nodes
 
-    other = await client.threads.create()
-    correct_nodes, correct_values = await _stream(
-        client,
-        other["thread_id"],
-        assistant_id,
-        {"question": "Which river flows into the Caspian Sea?"},
-        {"upper": -1.0, "lower": -1.0},
-    )
-    assert correct_values["verdict"] == "correct" and "refine" in correct_nodes
-
-    planned = await client.threads.create()
-    planned_nodes, planned_values = await _stream(
-        client,
-        planned["thread_id"],
-        assistant_id,
-        {"question": "Which river flows into the Caspian Sea?"},
-        # the planned evidence is graded too; the reader's confidence on the tiny index is not under test
-        {"multihop": "always", "upper": -1.0, "lower": -1.0, "answer_threshold": 0.0},
-    )
-    assert {"multihop", "grade", "select", "answer"} <= planned_nodes
-    assert {"decompose", "validate", "compile", "translate", "execute"} <= planned_nodes  # the subgraph streams
-    assert planned_values["citations"]
-    assert set(NODES) <= seen_nodes | correct_nodes | planned_nodes
-
     history = await client.threads.get_history(thread["thread_id"])
     assert len(history) >= 8
     assert history[0]["values"]["answer"] == final_values["answer"]
@@ -90,6 +68,35 @@ async def _drive(url: str) -> None:
         drawing = (await http.get(f"{url}/assistants/{assistant_id}/graph")).json()
     drawn = {node["id"] for node in drawing["nodes"]}
     assert set(NODES) <= drawn, drawn
+
+
+def test_correct_passages_are_refined_and_a_planned_question_streams_its_subgraph(open_server):
+    asyncio.run(_correct_and_planned(open_server))
+
+
+async def _correct_and_planned(url: str) -> None:
+    from langgraph_sdk import get_client
+
+    client = get_client(url=url)
+    assistant_id = (await client.assistants.search(graph_id="cragraph"))[0]["assistant_id"]
+    other = await client.threads.create()
+    correct_nodes, correct_values = await _stream(
+        client, other["thread_id"], assistant_id, {"question": "Which river flows into the Caspian Sea?"}, None)
+    assert correct_values["verdict"] == "correct" and "refine" in correct_nodes
+
+    planned = await client.threads.create()
+    planned_nodes, planned_values = await _stream(
+        client,
+        planned["thread_id"],
+        assistant_id,
+        {"question": "Which river flows into the Caspian Sea?"},
+        # the planned evidence is graded too; the reader's confidence on the tiny index is not under test
+        {"multihop": "always", "answer_threshold": 0.0},
+    )
+    assert {"multihop", "grade", "select", "answer"} <= planned_nodes
+    assert {"decompose", "validate", "compile", "translate", "execute"} <= planned_nodes  # the subgraph streams
+    assert planned_values["citations"]
+    assert {"refine", "multihop"} <= correct_nodes | planned_nodes
 
 
 async def _stream(client, thread_id: str, assistant_id: str, payload: dict, context: dict | None):
@@ -114,8 +121,8 @@ async def _stream(client, thread_id: str, assistant_id: str, payload: dict, cont
 
 
 def test_a_client_is_refused_operator_settings_with_a_clear_error(server):
-    """Issue 14: a client's `web_base_url` (where the Tavily key would go), `index` or budget above the server's
-    is refused before any node runs; the error names the field and says how the operator allows it."""
+    """Issue 14: a client's `index`, web search the server has off, or a budget above the server's is refused
+    before any node runs; the error names the field and says how the operator allows it."""
     asyncio.run(_refused(server))
 
 
@@ -125,10 +132,10 @@ async def _refused(url: str) -> None:
     client = get_client(url=url)
     assistant_id = (await client.assistants.search(graph_id="cragraph"))[0]["assistant_id"]
     for context, field in (
-        ({"web_base_url": "http://127.0.0.1:9", "web_search": True}, "web_base_url (an operator setting)"),
+        ({"web_search": True}, "web_search=True (above the server's limit False)"),
         ({"index": "../other/idx"}, "index (an operator setting)"),
-        ({"max_retrieval_rounds": 10**9}, "max_retrieval_rounds (an operator setting)"),
-        ({"rerank_k": "lots"}, "Context.rerank_k must be an integer"),
+        ({"max_retrieval_rounds": 10**9}, "max_retrieval_rounds=1000000000 (above the server's limit 1)"),
+        ({"max_retrieval_rounds": "lots"}, "Context.max_retrieval_rounds must be an integer"),
     ):
         thread = await client.threads.create()
         errors = [
@@ -138,8 +145,9 @@ async def _refused(url: str) -> None:
             )
             if part.event == "error"
         ]
-        assert errors and field in str(errors[0]), (context, errors)
-        assert "CRAGRAPH_CLIENT_SETTINGS" in str(errors[0]) or "must be" in str(errors[0])
+        message = errors[0].get("message", "") if errors and isinstance(errors[0], dict) else str(errors)
+        assert field in message, (context, errors)
+        assert "CRAGRAPH_CLIENT_SETTINGS" in message or "must be" in message
     thread = await client.threads.create()
     errors = [
         part.data
@@ -164,7 +172,7 @@ async def _schemas_and_thread(url: str) -> None:
     inputs = schemas["input_schema"]
     assert inputs and not inputs.get("required") and {"question", "messages"} <= set(inputs["properties"]), inputs
     assert {"answer", "citations", "trace"} <= set(schemas["output_schema"]["properties"])
-    assert "upper" in schemas["context_schema"]["properties"]
+    assert "answer_threshold" in schemas["context_schema"]["properties"]
     assert schemas["context_schema"]["properties"]["chat_model"]["__template_metadata__"] == {"kind": "llm"}
     thread = (await client.threads.create())["thread_id"]
     _, first = await _stream(client, thread, assistant_id, {"question": "Which river flows into the Caspian?"}, None)
@@ -192,10 +200,18 @@ async def _typo(url: str) -> None:
             pass
     assert refused.value.response.status_code == 422
     assert "unknown Context fields: 'multihopp' (did you mean 'multihop'?)" in refused.value.response.text
-    with pytest.raises(httpx.HTTPStatusError, match="did you mean 'upper'"):
-        await client.assistants.create("cragraph", context={"upperr": 0.3})
+    with pytest.raises(httpx.HTTPStatusError, match="did you mean 'multihop'"):
+        await client.assistants.create("cragraph", context={"multihopp": "never"})
+    with pytest.raises(httpx.HTTPStatusError) as moved:
+        async for _ in client.runs.stream(thread, assistant_id, input={"question": "Which river?"},
+                                          context={"web_base_url": "http://127.0.0.1:9"}):
+            pass
+    assert ("web_base_url is an operator setting now: set it in cragraph.toml [web] base_url or "
+            "CRAGRAPH_WEB__BASE_URL") in moved.value.response.text
     question = {"question": "Which river?"}
-    done = await client.runs.wait(thread, assistant_id, input=question, context={"multihop": "never"})
+    # what the guide's example sends: a client may turn the web off (never on) on the default server
+    done = await client.runs.wait(thread, assistant_id, input=question,
+                                  context={"multihop": "never", "web_search": False})
     assert done["trace"][0]["node"] == "understand"
 
 

@@ -31,9 +31,8 @@ pytestmark = pytest.mark.server
 KEY = "key-agent"
 VAULT: dict[str, Any] = {"id": "vault-a", "title": "Vault", "text": "The vault code is 4711.",
                          "metadata": {"acl": ["team-a"]}}
-SERVER_ENV = {"CRAGRAPH_UPPER": "-1.0", "CRAGRAPH_LOWER": "-1.0", "CRAGRAPH_STRIP_THRESHOLD": "-1.0",
-              "CRAGRAPH_ANSWER_MIN_SCORE": "-1.0", "CRAGRAPH_ANSWER_MIN_MARGIN": "-100",
-              "CRAGRAPH_SELECT_MIN_GAIN": "-1.0", "CRAGRAPH_MULTIHOP": "never",
+SERVER_ENV = {"CRAGRAPH_GRADE__UPPER": "-1.0", "CRAGRAPH_GRADE__LOWER": "-1.0", "CRAGRAPH_ANSWER_THRESHOLD": "0",
+              "CRAGRAPH_MULTIHOP": "never",
               "CRAGRAPH_API_KEYS": json.dumps({KEY: {"identity": "agent", "acl": ["team-a"]}})}
 
 

@@ -43,7 +43,7 @@ def ignore_sigint() -> None:
 def test_stopping_the_parent_stops_the_server(stop, tmp_path, tiny_embedder_dir) -> None:
     index = build_tiny_index(tmp_path, tiny_embedder_dir)
     port = free_port()
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "CRAGRAPH_EMBEDDER": str(tiny_embedder_dir)}
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
     with open(tmp_path / "serve.log", "w+b") as log:
         parent = subprocess.Popen([sys.executable, "-m", "cragraph", "serve", "--port", str(port), "--index",
                                    str(index)], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,

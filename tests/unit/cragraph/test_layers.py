@@ -22,6 +22,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cragraph.policy",),
     ("cragraph.inputs",),
     ("cragraph.context", "cragraph.state"),
+    ("cragraph.config",),
     ("cragraph.answering",),
     ("cragraph.knowledge",),
     ("cragraph.reader",),

@@ -52,8 +52,8 @@ def test_expand_modes_adds_chat_model_variants_of_our_modes_only():
 def test_mode_context_sets_multihop_web_and_llm_answer():
     single, multi = mode_context("idx", "crag"), mode_context("idx", "crag-multihop")
     assert (single.multihop, multi.multihop, single.web_search) == ("never", "auto", False)
-    llm = mode_context("idx", "crag@ollama:qwen", {"rerank_k": 7})
-    assert llm.llm_answer and llm.chat_model == "ollama:qwen" and llm.rerank_k == 7
+    llm = mode_context("idx", "crag@ollama:qwen", {"max_retrieval_rounds": 3})
+    assert llm.llm_answer and llm.chat_model == "ollama:qwen" and llm.max_retrieval_rounds == 3
     assert not single.llm_answer
 
 

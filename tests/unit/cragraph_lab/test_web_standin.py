@@ -183,7 +183,7 @@ def test_the_graph_answers_an_off_corpus_question_from_the_standin(index, standi
     monkeypatch.setenv("TAVILY_API_KEY", KEY)
     served = standin.requests_served
     result = graph.invoke({"question": OFF_CORPUS},
-                          context=context(index, web_search=True, web_base_url=standin.url))
+                          context=context(index, web_search=True, operator={"web": {"base_url": standin.url}}))
     assert standin.requests_served > served
     web = next(e for e in result["trace"] if e["node"] == "web_search")
     assert web["decision"].startswith("ok"), web
@@ -202,8 +202,8 @@ def test_a_standin_that_is_down_is_a_failed_web_search_and_the_run_finishes(inde
         WebSearchClient(api_key=KEY, base_url=url, timeout_s=2).search("Tokyo")
     assert down.value.kind == "network"
     result = graph.invoke({"question": OFF_CORPUS},
-                          context=context(index, web_search=True, web_base_url=url, web_timeout_s=2.0,
-                                          max_retrieval_rounds=1))
+                          context=context(index, web_search=True, max_retrieval_rounds=1,
+                                          operator={"web": {"base_url": url, "timeout_s": 2.0}}))
     web = [e for e in result["trace"] if e["node"] == "web_search"]
     assert len(web) == 1 and web[0]["decision"] == "failed:network", web
     assert "ConnectionError" in web[0]["note"] and f"port={gone.port}" in web[0]["note"]

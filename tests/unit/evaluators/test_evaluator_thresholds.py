@@ -99,13 +99,13 @@ def test_grade_node_prefers_thresholds_stored_in_the_index(tmp_path):
     from cragraph.context import Context
     from evaluators.thresholds import Thresholds, save_thresholds
     from nodes._runtime import thresholds_for
+    from tests.fixtures.graph import use_operator
 
     bundle = SimpleNamespace(path=tmp_path)
-    settings = Context(index=str(tmp_path), evaluator="embedded", upper=0.2, lower=-0.5)
-    assert thresholds_for(settings, bundle) == (0.2, -0.5, "Context")
+    use_operator(grade={"upper": 0.2, "lower": -0.5})
+    settings = Context(index=str(tmp_path), evaluator="embedded")
+    assert thresholds_for(settings, bundle) == (0.2, -0.5, "[grade]")
     save_thresholds(tmp_path, "embedded", Thresholds(upper=0.7, lower=0.1), {})
     assert thresholds_for(settings, bundle) == (0.7, 0.1, "calibrated for this index")
-    ignoring = Context(index=str(tmp_path), evaluator="embedded", index_thresholds=False)
-    assert thresholds_for(ignoring, bundle)[2] == "Context"
     other = Context(index=str(tmp_path), evaluator="cosine")
-    assert thresholds_for(other, bundle)[2] == "Context"
+    assert thresholds_for(other, bundle)[2] == "[grade]"

@@ -50,21 +50,23 @@ def _keyword_evaluator(monkeypatch):
     use_keyword_evaluator(monkeypatch)
 
 
-def ask(index, user: User | None, filters=None, **settings):
+def ask(index, user: User | None, filters=None, operator=None, **settings):
     config = {"configurable": {"graph_id": "cragraph", "langgraph_auth_user": user}} if user else {}
     request = {"question": QUESTION, **({"filters": filters} if filters else {})}
-    values = {"upper": -1.0, "lower": -1.0, "debug": True, **settings}
-    return graph.invoke(request, config, context=context(index, **values))
+    sections = {"grade": {"upper": -1.0, "lower": -1.0}, **(operator or {})}
+    return graph.invoke(request, config, context=context(index, debug=True, operator=sections, **settings))
 
 
 def seen(result) -> str:
     return json.dumps(result, ensure_ascii=False)  # answer, citations, evidence, trace and debug passages
 
 
-ALL_PATHS = {"prf": True, "entity_retrieval": True, "multi_query": True, "query_class_alpha": True}
+ALL_PATHS = {"operator": {"techniques": {"prf": True, "entity_retrieval": True, "multi_query": True,
+                                         "query_class_alpha": True}}}
 
 
-@pytest.mark.parametrize("paths", [{}, ALL_PATHS, {"multihop": "always"}, {"retrieval_mode": "dense"}])
+@pytest.mark.parametrize("paths", [{}, ALL_PATHS, {"multihop": "always"},
+                                   {"operator": {"retrieval": {"mode": "dense"}}}])
 def test_two_callers_asking_the_same_question_see_different_documents(index, paths):
     alice = ask(index, User("alice", ["acl:team-a"]), **paths)
     bob = ask(index, User("bob", ["acl:team-b", "threads:read"]), **paths)
@@ -112,7 +114,7 @@ def test_access_cannot_come_from_the_context_or_the_input(index):
                 "acl": ["team-b"],
             }
         },
-        context=context(index, upper=-1.0, lower=-1.0, debug=True),
+        context=context(index, debug=True, operator={"grade": {"upper": -1.0, "lower": -1.0}}),
     )
     assert "9922" not in seen(alice)
 
@@ -154,8 +156,8 @@ def test_category_predictions_come_from_the_callers_documents_only(tmp_path, tin
     assert CategoryPredictor.from_bundle(bundle).labels == ["rivers", "science", "zeta"]
     assert CategoryPredictor.from_bundle(bundle, visible=alice_rows).labels == ["rivers", "science"]
     for confidence in (0.0, 1.01):  # always predicted; never (the note names the best guess)
-        alice = ask(index, User("alice", ["acl:team-a"]), category_boost=True,
-                    category_min_confidence=confidence)
+        alice = ask(index, User("alice", ["acl:team-a"]),
+                    operator={"techniques": {"category_boost": True, "category_min_confidence": confidence}})
         assert "zeta" not in seen(alice) and "category" in seen(alice["trace"])
 
 
@@ -171,7 +173,7 @@ def test_the_cross_lingual_route_knows_only_the_languages_of_the_callers_documen
 
     def crossing(user):
         result = graph.invoke(question, {"configurable": {"langgraph_auth_user": user}},
-                              context=context(index, upper=-1.0, lower=-1.0))
+                              context=context(index, operator={"grade": {"upper": -1.0, "lower": -1.0}}))
         return [r["note"] for r in result["trace"] if "cross-lingual" in (r.get("note") or "")]
 
     alice = crossing(User("alice", ["acl:team-a"]))

@@ -48,9 +48,10 @@ def test_a_malformed_input_is_refused_at_the_entry_naming_what_is_accepted(run_i
         ("string", r"not 'string' \(str\)"),
         ([], r"not \[\] \(list\)"),
         (True, r"not True \(bool\)"),
-        ({"upper": 10**400}, r"Context.upper must be a finite number"),
-        ({"upper": -(10**5000)}, r"Context.upper must be a finite number, not \(too long to show\)"),
-        ({"class_alphas": {"who": 10**400}}, r"Context.class_alphas must map names to finite numbers"),
+        ({"answer_threshold": 10**400}, r"Context.answer_threshold must be a finite number"),
+        ({"answer_threshold": -(10**5000)},
+         r"Context.answer_threshold must be a finite number, not \(too long to show\)"),
+        ({"class_alphas": {"who": 10**400}}, r"class_alphas is an operator setting now"),
         (Context(index=""), r"Context.index is empty: set it to the folder of an index"),
     ],
 )

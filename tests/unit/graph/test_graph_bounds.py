@@ -32,7 +32,8 @@ def test_a_long_re_retrieval_loop_keeps_the_state_bounded(index, monkeypatch):
     sizes = {}
     for rounds in (40, 80):
         config = {"configurable": {"thread_id": f"rounds-{rounds}"}, "recursion_limit": 10_000}
-        settings = context(index, upper=1.0, lower=1.0, max_retrieval_rounds=rounds)  # always re-retrieve
+        settings = context(index, max_retrieval_rounds=rounds,
+                           operator={"grade": {"upper": 1.0, "lower": 1.0}})  # always re-retrieve
         result = checkpointed.invoke({"question": OFF_CORPUS}, config, context=settings)
         trace = result["trace"]
         assert len(trace) == TRACE_LIMIT
@@ -75,7 +76,8 @@ def test_measure_the_unbounded_loop_of_issue_14(index, monkeypatch):
     started = time.perf_counter()
     with pytest.raises(GraphRecursionError):
         checkpointed.invoke(
-            {"question": OFF_CORPUS}, config, context=context(index, upper=1.0, lower=1.0, max_retrieval_rounds=10**9)
+            {"question": OFF_CORPUS}, config, context=context(index, max_retrieval_rounds=10**9,
+                                                              operator={"grade": {"upper": 1.0, "lower": 1.0}})
         )
     state = checkpointed.get_state(config).values
     size = len(json.dumps(state, default=str))
@@ -89,19 +91,21 @@ def test_measure_the_unbounded_loop_of_issue_14(index, monkeypatch):
 
 
 @pytest.mark.parametrize(
-    ("settings", "says"),
+    ("settings", "sub_questions", "says"),
     [
-        ({"max_retrieval_rounds": 0}, "max_retrieval_rounds"),
-        ({"multihop_max_sub_questions": 0, "multihop": "always"}, "multihop_max_sub_questions"),
-        ({"multihop_max_sub_questions": 0, "max_retrieval_rounds": 0, "multihop": "always"}, "=0: no"),
+        ({"max_retrieval_rounds": 0}, 5, "max_retrieval_rounds"),
+        ({"multihop": "always"}, 0, "max_sub_questions=0"),
+        ({"max_retrieval_rounds": 0, "multihop": "always"}, 0, "=0: no"),
     ],
 )
-def test_a_budget_of_zero_means_none_and_the_run_finishes_at_once_saying_so(index, monkeypatch, settings, says):
+def test_a_budget_of_zero_means_none_and_the_run_finishes_at_once_saying_so(index, monkeypatch, settings,
+                                                                             sub_questions, says):
     """Issue 45: a budget of 0 looped until GraphRecursionError (limit 10007, 22-39 s). It means "none"."""
     use_keyword_evaluator(monkeypatch)
     started = time.perf_counter()
     result = graph.invoke({"question": OFF_CORPUS}, {"recursion_limit": 60},
-                          context=context(index, upper=1.0, lower=1.0, **settings))  # always re-retrieve
+                          context=context(index, **settings, operator={  # always re-retrieve
+                              "grade": {"upper": 1.0, "lower": 1.0}, "multihop": {"max_sub_questions": sub_questions}}))
     assert time.perf_counter() - started < 30
     assert result["answer"] and says in json.dumps(result["trace"]), result["trace"]
     nodes = [record["node"] for record in result["trace"]]

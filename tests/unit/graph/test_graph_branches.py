@@ -57,7 +57,7 @@ def test_ambiguous_branch_runs_refine_and_web_in_the_same_step(index, monkeypatc
     with TavilyStub([WEB_RESULT]) as stub:
         monkeypatch.setenv("TAVILY_API_KEY", "test-key")
         result = graph.invoke(
-            {"question": PARTLY}, context=context(index, web_search=True, web_base_url=stub.url)
+            {"question": PARTLY}, context=context(index, web_search=True, operator={"web": {"base_url": stub.url}})
         )
     assert result["verdict"] == "ambiguous"
     ran = nodes_run(result)
@@ -71,7 +71,7 @@ def test_incorrect_branch_answers_from_the_web_with_its_url(index, monkeypatch):
     monkeypatch.setenv("TAVILY_API_KEY", "test-key")
     with TavilyStub([WEB_RESULT]) as stub:
         result = graph.invoke(
-            {"question": OFF_CORPUS}, context=context(index, web_search=True, web_base_url=stub.url)
+            {"question": OFF_CORPUS}, context=context(index, web_search=True, operator={"web": {"base_url": stub.url}})
         )
     assert result["verdict"] == "incorrect"
     assert "refine" not in nodes_run(result)
@@ -85,7 +85,7 @@ def test_incorrect_branch_answers_from_the_web_with_its_url(index, monkeypatch):
 def test_failing_web_re_retrieves_within_budget_then_abstains(index, monkeypatch, mode):
     monkeypatch.setenv("TAVILY_API_KEY", "test-key")
     with TavilyStub([WEB_RESULT], mode=mode) as stub:
-        ctx = context(index, web_search=True, web_base_url=stub.url, max_retrieval_rounds=2)
+        ctx = context(index, web_search=True, max_retrieval_rounds=2, operator={"web": {"base_url": stub.url}})
         result = graph.invoke({"question": OFF_CORPUS}, context=ctx)
     assert result["abstained"] and result["citations"] == []
     assert result["answer"].startswith("I do not have enough information")
@@ -188,6 +188,7 @@ def test_the_question_is_analysed_once_per_run(index, monkeypatch, question, mul
     monkeypatch.setattr(analysis, "query_features", counted_features)
     monkeypatch.setattr(analysis, "rule_decomposition", counted_rules)
     result = graph.invoke({"question": question},
-                          context=context(index, multihop=multihop, strategy="auto", query_class_alpha=True))
+                          context=context(index, multihop=multihop, strategy="auto",
+                                          operator={"techniques": {"query_class_alpha": True}}))
     assert ("decompose" in nodes_run(result)) == (multihop == "auto")  # the planner reads the same analysis
     assert calls == {"features": 1, "rules": 1}, nodes_run(result)

@@ -26,18 +26,16 @@ def test_environment_overrides_defaults_but_not_explicit_values(monkeypatch):
     monkeypatch.setenv("CRAGRAPH_INDEX", "/data/idx")
     monkeypatch.setenv("CRAGRAPH_CHAT_MODEL", "ollama:qwen2.5:7b")
     monkeypatch.setenv("CRAGRAPH_WEB_SEARCH", "false")
-    monkeypatch.setenv("CRAGRAPH_RERANK_K", "7")
-    monkeypatch.setenv("CRAGRAPH_UPPER", "0.4")
-    monkeypatch.setenv("CRAGRAPH_CLASS_ALPHAS", '{"mixed": 0.5}')
+    monkeypatch.setenv("CRAGRAPH_MAX_RETRIEVAL_ROUNDS", "3")
+    monkeypatch.setenv("CRAGRAPH_ANSWER_THRESHOLD", "0.4")
     ctx = Context()
-    assert (ctx.index, ctx.chat_model, ctx.web_search, ctx.rerank_k, ctx.upper) == (
+    assert (ctx.index, ctx.chat_model, ctx.web_search, ctx.max_retrieval_rounds, ctx.answer_threshold) == (
         "/data/idx",
         "ollama:qwen2.5:7b",
         False,
-        7,
+        3,
         0.4,
     )
-    assert ctx.class_alphas == {"mixed": 0.5}
     assert Context(index="/mine").index == "/mine"
     assert (
         ctx.model_for("") == "ollama:qwen2.5:7b"

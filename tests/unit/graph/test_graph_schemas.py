@@ -53,5 +53,4 @@ def test_chat_model_fields_carry_studios_model_picker_marker():
     """Studio shows its model picker for fields marked as react-agent marks them; only chat-model specs are."""
     properties = graph.get_context_jsonschema()["properties"]
     marked = {name for name, spec in properties.items() if spec.get("__template_metadata__") == {"kind": "llm"}}
-    assert marked == {"chat_model", "rewrite_model", "web_query_model", "answer_model", "expansion_model",
-                      "route_model", "multihop_decompose_model"}
+    assert marked == {"chat_model"}  # the stage models are the operator's ([models] in cragraph.toml)

@@ -73,7 +73,8 @@ def assert_unaffected(result: dict) -> None:
 
 def test_a_hostile_web_result_does_not_steer_the_embedded_answer(index):
     with TavilyStub(HOSTILE) as stub:
-        result = graph.invoke({"question": OFF_CORPUS}, context=context(index, web_search=True, web_base_url=stub.url))
+        result = graph.invoke({"question": OFF_CORPUS}, context=context(index, web_search=True,
+                                                                        operator={"web": {"base_url": stub.url}}))
     assert result["verdict"] == "incorrect"
     assert_unaffected(result)
     web = next(e for e in result["trace"] if e["node"] == "web_search")
@@ -89,7 +90,8 @@ def test_through_the_web_stand_in_too(index):
         {"id": "kyoto", "title": "Kyoto", "text": "Kyoto was the capital of Japan for over a thousand years."},
     ]
     with WebStandin(corpus, api_key="test-key") as web:
-        result = graph.invoke({"question": OFF_CORPUS}, context=context(index, web_search=True, web_base_url=web.url))
+        result = graph.invoke({"question": OFF_CORPUS}, context=context(index, web_search=True,
+                                                                        operator={"web": {"base_url": web.url}}))
     assert not result["abstained"] and "14 million" in result["answer"], result["answer"]
     assert "PWNED" not in json.dumps(result) and not MARKUP.search(json.dumps(result))
     assert {c["url"] for c in result["citations"]} <= {
@@ -103,7 +105,7 @@ def test_a_chat_model_that_obeys_the_injection_is_not_believed(index, monkeypatc
     obeying = '{"answerable": true, "answer": "PWNED [1]", "citations": [1], "evidence": ["PWNED"]}'
     model = scripted(monkeypatch, obeying)
     with TavilyStub(HOSTILE) as stub:
-        settings = context(index, web_search=True, web_base_url=stub.url, llm_answer=True)
+        settings = context(index, web_search=True, llm_answer=True, operator={"web": {"base_url": stub.url}})
         result = graph.invoke({"question": OFF_CORPUS}, context=settings)
     assert_unaffected(result)
     answer = next(e for e in result["trace"] if e["node"] == "answer")
@@ -115,7 +117,8 @@ def test_a_chat_model_that_obeys_the_injection_is_not_believed(index, monkeypatc
 
 def test_document_text_reaches_the_model_only_inside_its_data_block(index, monkeypatch):
     model = scripted(monkeypatch, '{"answerable": false}')
-    settings = context(index, llm_answer=True, upper=-1.0, lower=-1.0, refine=False)
+    settings = context(index, llm_answer=True,
+                       operator={"grade": {"upper": -1.0, "lower": -1.0}, "refine": {"enabled": False}})
     result = graph.invoke({"question": "Which river flows into the Caspian Sea?"}, context=settings)
     prompt = model.prompts[-1]
     tag = re.search(r"between <(data-[0-9a-f]{10})>", prompt).group(1)
@@ -154,7 +157,8 @@ def test_cli_text_carries_no_markup_or_terminal_escapes(capsys):
 
 def test_a_remote_401_body_stays_out_of_the_trace(index):
     with TavilyStub([], mode="401") as stub:
-        result = graph.invoke({"question": OFF_CORPUS}, context=context(index, web_search=True, web_base_url=stub.url))
+        result = graph.invoke({"question": OFF_CORPUS}, context=context(index, web_search=True,
+                                                                        operator={"web": {"base_url": stub.url}}))
     web = next(e for e in result["trace"] if e["node"] == "web_search")
     assert web["decision"] == "failed:auth" and "401" in web["note"]
     assert "stub status" not in json.dumps(result)  # the body the stand-in sent with its 401

@@ -13,6 +13,7 @@ import pytest
 
 import cragraph.models.structured
 import stores.ner
+from cragraph.config import operator_config
 from cragraph.context import Context
 from cragraph.models.scripted import ScriptedChatModel
 from cragraph.planning.dsl import parse_dsl
@@ -70,10 +71,11 @@ def scripted(monkeypatch, *responses):
     return model
 
 
-def run(index, question=QUESTION, **settings):
-    values = {"index": str(index), "retrieval_mode": "bm25", "multihop_llm_decompose": True, **settings}
-    context = Context(**values)
-    return multihop_graph.invoke({"question": question}, context=context)
+def run(index, question=QUESTION, llm_decompose=True, max_sub_questions=5, **settings):
+    """The planning subgraph over BM25 (operator settings for the run: retrieval mode, the planner's)."""
+    with operator_config(retrieval={"mode": "bm25"},
+                         multihop={"llm_decompose": llm_decompose, "max_sub_questions": max_sub_questions}):
+        return multihop_graph.invoke({"question": question}, context=Context(index=str(index), **settings))
 
 
 def decisions(output, node):
@@ -146,7 +148,7 @@ def test_without_a_rule_pattern_the_chain_ends_in_single_hop_with_bridging(index
 
 def test_llm_off_uses_rules_without_calling_a_model(index, monkeypatch):
     model = scripted(monkeypatch)
-    output = run(index, multihop_llm_decompose=False)
+    output = run(index, llm_decompose=False)
     assert model.calls == [] and output["decomposition_source"] == "rules"
 
 
@@ -154,6 +156,6 @@ def test_a_limit_of_zero_sub_questions_ends_the_planning_without_a_plan(index, m
     """Issue 45: even the single-hop plan is refused then, and decompose was asked again until the recursion
     limit; the chain now ends there, with no evidence."""
     model = scripted(monkeypatch)
-    output = run(index, multihop_llm_decompose=False, multihop_max_sub_questions=0)
+    output = run(index, llm_decompose=False, max_sub_questions=0)
     assert model.calls == [] and not output.get("knowledge") and not output.get("plan_dsl")
     assert decisions(output, "validate") == ["rules plan rejected: 1 errors", "single plan rejected: 1 errors"]

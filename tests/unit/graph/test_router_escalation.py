@@ -59,7 +59,7 @@ def test_best_attempt_never_takes_a_worse_later_round():
 def test_escalation_keeps_the_best_graded_round_across_attempts(index, monkeypatch):
     use_keyword_evaluator(monkeypatch)
     # thresholds no round can pass: every round is graded incorrect and the loop runs its whole budget
-    settings = context(index, upper=1.0, lower=1.0, max_retrieval_rounds=3)
+    settings = context(index, max_retrieval_rounds=3, operator={"grade": {"upper": 1.0, "lower": 1.0}})
     state = graph.invoke({"question": "Which river flows into the Caspian Sea near Kazan?"}, context=settings)
     grades = [r for r in state["trace"] if r["node"] == "grade"]
     escalations = [r["decision"] for r in state["trace"] if r["node"] == "route"][1:]
@@ -74,7 +74,8 @@ def test_escalation_keeps_the_best_graded_round_across_attempts(index, monkeypat
 def test_an_escalation_budget_of_zero_answers_from_the_first_round(index, monkeypatch):
     use_keyword_evaluator(monkeypatch)
     state = graph.invoke({"question": "Which river flows into the Caspian Sea?"},
-                         context=context(index, upper=1.0, lower=1.0, max_retrieval_rounds=0))
+                         context=context(index, max_retrieval_rounds=0,
+                                         operator={"grade": {"upper": 1.0, "lower": 1.0}}))
     assert not [r for r in state["trace"] if r["node"] == "rewrite"]
     assert len([r for r in state["trace"] if r["node"] == "grade"]) == 1
 
@@ -86,7 +87,7 @@ def test_an_escalation_budget_of_zero_answers_from_the_first_round(index, monkey
 def test_an_enumeration_question_lists_every_item_of_the_document(index, monkeypatch, question, doc_id, items):
     use_keyword_evaluator(monkeypatch)
     # BM25 only: the tiny embedder's random vectors would pick the documents by chance
-    settings = context(index, lower=-1.0, retrieval_mode="bm25")
+    settings = context(index, operator={"grade": {"lower": -1.0}, "retrieval": {"mode": "bm25"}})
     state = graph.invoke({"question": question}, context=settings)
     assert state["strategy"]["name"] == "full_document"
     lines = state["answer"].splitlines()
@@ -99,7 +100,8 @@ def test_an_enumeration_question_lists_every_item_of_the_document(index, monkeyp
 
 def test_items_past_the_best_chunk_are_listed_and_each_chunk_is_cited(index, monkeypatch):
     use_keyword_evaluator(monkeypatch)
-    settings = context(index, lower=-1.0, retrieval_mode="bm25", retrieve_k=1)
+    settings = context(index,
+                       operator={"grade": {"lower": -1.0}, "retrieval": {"mode": "bm25"}, "rerank": {"retrieve_k": 1}})
     state = graph.invoke({"question": "List all departments of the Institute for Physical Problems"},
                          context=settings)
     assert len(state["answer"].splitlines()) == len(DEPARTMENTS)

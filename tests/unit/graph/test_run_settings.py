@@ -13,8 +13,8 @@ from nodes._runtime import settings_of
 def test_a_typo_in_a_context_dict_names_the_closest_field():
     with pytest.raises(UnknownSetting, match=r"unknown Context fields: 'multihopp' \(did you mean 'multihop'\?\)"):
         graph.invoke({"question": "Which river?"}, context={"multihopp": "always"})
-    assert unknown_fields(["upper", "xyzzy"]) == "unknown Context fields: 'xyzzy'"
-    assert unknown_fields(["upper", "lower"]) is None
+    assert unknown_fields(["multihop", "xyzzy"]) == "unknown Context fields: 'xyzzy'"
+    assert unknown_fields(["multihop", "review"]) is None
 
 
 def test_a_context_field_in_configurable_is_refused_not_ignored():
@@ -27,7 +27,7 @@ def test_the_servers_mirror_of_the_context_in_configurable_is_accepted(monkeypat
     seen = {}
 
     def node(state, runtime):
-        seen["upper"] = settings_of(runtime).upper
+        seen["threshold"] = settings_of(runtime).answer_threshold
         return {"answer": "ok"}
 
     from langgraph.graph import START, StateGraph
@@ -38,10 +38,14 @@ def test_the_servers_mirror_of_the_context_in_configurable_is_accepted(monkeypat
     builder.add_node("node", node)
     builder.add_edge(START, "node")
     probe = builder.compile()
-    probe.invoke({"question": "q"}, config={"configurable": {"upper": 0.3, "thread_id": "t"}}, context={"upper": 0.3})
-    assert seen["upper"] == 0.3
-    with pytest.raises(UnknownSetting, match="sets lower"):
-        probe.invoke({"question": "q"}, config={"configurable": {"lower": 0.1}}, context={"upper": 0.3})
+    probe.invoke({"question": "q"}, config={"configurable": {"answer_threshold": 0.3, "thread_id": "t"}},
+                 context={"answer_threshold": 0.3})
+    assert seen["threshold"] == 0.3
+    with pytest.raises(UnknownSetting, match="sets multihop"):
+        probe.invoke({"question": "q"}, config={"configurable": {"multihop": "never"}},
+                     context={"answer_threshold": 0.3})
+    with pytest.raises(UnknownSetting, match=r"sets upper is an operator setting now: set it in cragraph.toml"):
+        probe.invoke({"question": "q"}, config={"configurable": {"upper": 0.1}}, context={"answer_threshold": 0.3})
 
 
 def test_a_missing_index_is_a_valueerror_that_says_what_to_do_without_the_folders(tmp_path):

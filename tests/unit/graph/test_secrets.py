@@ -15,6 +15,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from cragraph.cli.main import main
+from cragraph.config import operator_config
 from cragraph.retrieval.web import WebSearchClient, WebSearchError
 from cragraph_lab.web_standin import WebStandin
 from graph.builder import build_graph
@@ -98,7 +99,8 @@ def sentinels(monkeypatch, caplog):
 def run_checkpointed(index, base_url: str) -> tuple[dict, list]:
     checkpointed = build_graph().compile(checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": base_url}}
-    settings = context(index, web_search=True, web_base_url=base_url, max_retrieval_rounds=1, debug=True)
+    settings = context(index, web_search=True, max_retrieval_rounds=1, debug=True,
+                       operator={"web": {"base_url": base_url}})
     result = checkpointed.invoke({"question": QUESTION}, config, context=settings)
     history = [snapshot.values for snapshot in checkpointed.get_state_history(config)]
     return result, history
@@ -145,22 +147,24 @@ class _no_error:  # noqa: N801 (reads like pytest.raises)
         return False
 
 
-def ask_argv(index, web_url: str, *extra: str) -> list[str]:
-    """`cragraph ask` over the tiny index with the web branch pointed at `web_url`."""
-    return ["ask", QUESTION, "--index", str(index), "--evaluator", "cosine", "--web", *extra,
-            "--set", f"web_base_url={web_url}"]
+def ask_cli(index, web_url: str, *extra: str, **operator: dict) -> int:
+    """`cragraph ask` over the tiny index with the operator's web branch pointed at `web_url`."""
+    with operator_config(web={"base_url": web_url}, **operator):
+        return main(["ask", QUESTION, "--index", str(index), "--evaluator", "cosine", "--web", *extra])
+
+
+THRESHOLDS = {"grade": {"lower": -0.6, "upper": 0.5}}
 
 
 def test_a_failing_web_endpoint_and_the_cli_print_no_key(index, capsys, caplog, tmp_path):
-    thresholds = ["--set", "lower=-0.6", "--set", "upper=0.5", "--set", "answer_threshold=0"]
     with WebStandin(WEB_CORPUS, api_key=SENTINELS["TAVILY_API_KEY"]) as web:
         for extra in (["--json"], ["--trace"], ["--json", "--trace"]):
-            code = main(ask_argv(index, web.url, *extra, *thresholds))
+            code = ask_cli(index, web.url, *extra, "--set", "answer_threshold=0", **THRESHOLDS)
             out = capsys.readouterr()
             assert code == 0 and "standin.local" in out.out, out  # answered from the web stand-in
             assert not leaked(out.out, out.err)
     with Echo(401) as echo:
-        code = main(ask_argv(index, echo.url, "--json", "--trace"))
+        code = ask_cli(index, echo.url, "--json", "--trace")
         out = capsys.readouterr()
     assert code == 0 and "failed:auth" in out.out
     assert not leaked(out.out, out.err, caplog.text)
@@ -169,8 +173,7 @@ def test_a_failing_web_endpoint_and_the_cli_print_no_key(index, capsys, caplog, 
 def test_a_key_echoed_into_a_result_url_is_redacted_from_citations_history_and_the_cli(index, capsys, caplog):
     with Echo(200, "url") as echo:
         result, history = run_checkpointed(index, echo.url)
-        code = main(ask_argv(index, echo.url, "--set", "lower=-0.6", "--set", "upper=0.5",
-                             "--set", "answer_threshold=0"))
+        code = ask_cli(index, echo.url, "--set", "answer_threshold=0", **THRESHOLDS)
         out = capsys.readouterr()
     cited = [c for c in result["citations"] if c["source"] == "web"]
     assert cited and cited[0]["url"].startswith("https://e.org/tokyo?k="), result["citations"]  # the web result is used

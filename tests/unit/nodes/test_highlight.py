@@ -32,9 +32,11 @@ def selected() -> list[dict]:
     return [passage("volga"), passage("kazan"), passage("curie")]
 
 
-def run(index, state: dict, **settings) -> dict:
-    values = {"strip_min_chars": 1, "lower": -0.9, **settings}  # `lower` is the least score highlighted
-    return highlight(state, Runtime(context=context(index, **values)))
+def run(index, state: dict, per_passage: int = 2, total: int = 8, lower: float = -0.9, **settings) -> dict:
+    """The highlight node; `lower`, the operator's grade threshold, is the least score highlighted."""
+    operator = {"strips": {"min_chars": 1}, "grade": {"lower": lower},
+                "highlight": {"per_passage": per_passage, "total": total}}
+    return highlight(state, Runtime(context=context(index, operator=operator, **settings)))
 
 
 def sentences_of(result: dict) -> dict[str, list[str]]:
@@ -43,7 +45,7 @@ def sentences_of(result: dict) -> dict[str, list[str]]:
 
 def test_offsets_point_at_the_sentence_in_the_passage_text(index):
     state = {"question": QUESTION, "selected": selected()}
-    result = run(index, state, highlight_per_passage=3, highlight_total=9)
+    result = run(index, state, per_passage=3, total=9)
     text_of = {p["id"]: p["text"] for p in state["selected"]}
     assert result["highlights"], "nothing highlighted"
     for item in result["highlights"]:
@@ -68,12 +70,12 @@ def test_refined_passages_are_located_in_their_source_text(index):
 
 def test_best_sentences_win_within_the_per_passage_and_total_limits(index):
     state = {"question": QUESTION, "selected": selected()}
-    result = run(index, state, highlight_per_passage=1, highlight_total=2)
+    result = run(index, state, per_passage=1, total=2)
     assert sum(len(h["sentences"]) for h in result["highlights"]) == 2
     assert all(len(h["sentences"]) == 1 for h in result["highlights"])
     assert sentences_of(result)["volga#0"] == ["It flows into the Caspian Sea."]
     assert "curie#0" not in sentences_of(result)  # nothing about the Volga in it, and the total is spent
-    strict = run(index, state, highlight_per_passage=3, highlight_total=9, lower=0.0)
+    strict = run(index, state, per_passage=3, total=9, lower=0.0)
     assert all(s["score"] >= 0.0 for h in strict["highlights"] for s in h["sentences"])
 
 
@@ -97,7 +99,7 @@ def test_sub_questions_of_a_plan_get_their_evidence_too(index):
 
 def test_compression_shrinks_the_context_keeps_ids_and_feeds_the_answer(index):
     state = {"question": QUESTION, "selected": selected(), "language": "en"}
-    result = run(index, state, compress_context=True, highlight_per_passage=1, highlight_total=2)
+    result = run(index, state, compress_context=True, per_passage=1, total=2)
     compressed = result["selected"]
     assert [p["id"] for p in compressed] == [p["id"] for p in state["selected"]]
     assert [p["title"] for p in compressed] == [p["title"] for p in state["selected"]]

@@ -6,6 +6,7 @@ import pytest
 from langgraph.runtime import Runtime
 
 import cragraph.models.structured
+from cragraph.config import operator_config
 from cragraph.context import Context
 from cragraph.evaluation.qa_metrics import normalize_answer
 from cragraph.models.scripted import ScriptedChatModel
@@ -43,10 +44,12 @@ STATE = {
 }
 
 
-def run(state, **settings):
+def run(state, sentences: int = 2, reader_path: str = "", **settings):
     """The answer node; the best candidate is answered whatever its probability unless a test sets
-    answer_threshold (these tests check reading and citing, the decision has tests of its own)."""
-    return answer(state, Runtime(context=Context(**{"answer_threshold": 0.0, **settings})))
+    answer_threshold (these tests check reading and citing, the decision has tests of its own). `sentences` and
+    `reader_path` are the operator's [answer] settings."""
+    with operator_config(answer={"sentences": sentences, "reader_path": reader_path}):
+        return answer(state, Runtime(context=Context(**{"answer_threshold": 0.0, **settings})))
 
 
 def scripted(monkeypatch, reply):
@@ -62,7 +65,7 @@ def names_the_caspian_sea(answer: str) -> bool:
 
 
 def test_reader_answer_is_the_short_span_cited_with_its_sentence_as_evidence():
-    result = run(STATE, answer_sentences=2)
+    result = run(STATE, sentences=2)
     assert names_the_caspian_sea(result["answer"]) and not result["abstained"]
     assert result["evidence"][0] == {"n": 1, "sentence": "The Volga flows into the Caspian Sea.", "score": 0.9}
     assert [e["sentence"] for e in result["evidence"]][1:] == ["Kazan stands on the Volga."]
@@ -73,12 +76,12 @@ def test_reader_answer_is_the_short_span_cited_with_its_sentence_as_evidence():
 
 def test_citations_are_renumbered_when_the_answer_comes_from_a_later_passage():
     state = {**STATE, "question": "Which city stands on the Volga?", "selected": [CONTEXT[1], CONTEXT[0]]}
-    result = run(state, answer_sentences=1)
+    result = run(state, sentences=1)
     assert result["answer"] == "Kazan [1]"
     assert [c["id"] for c in result["citations"]] == ["https://example.org/kazan"]
     swapped = run(
         {**state, "selected": [CONTEXT[0], CONTEXT[1]]},
-        answer_sentences=1,
+        sentences=1,
     )
     assert swapped["answer"] == "Kazan [1]" and swapped["citations"][0]["id"] == "https://example.org/kazan"
 
@@ -162,7 +165,7 @@ def test_llm_answer_citing_only_the_second_passage_is_renumbered(monkeypatch):
 )
 def test_invalid_llm_answer_falls_back_to_the_reader(monkeypatch, reply):
     scripted(monkeypatch, reply)
-    result = run(STATE, llm_answer=True, answer_sentences=1)
+    result = run(STATE, llm_answer=True, sentences=1)
     assert names_the_caspian_sea(result["answer"])
     assert result["trace"][0]["decision"].endswith("answer (span)")
     assert "reader answer used" in result["trace"][0]["note"]
@@ -173,7 +176,7 @@ def test_llm_answer_its_cited_passage_does_not_support_is_replaced_by_the_reader
         monkeypatch,
         '{"answerable": true, "answer": "Into the Black Sea near Odessa [1].", "citations": [1], "evidence": []}',
     )
-    result = run(STATE, llm_answer=True, answer_sentences=1)
+    result = run(STATE, llm_answer=True, sentences=1)
     assert names_the_caspian_sea(result["answer"])
     assert "not supported by the passages it cites [1]" in result["trace"][0]["note"]
 

@@ -9,8 +9,6 @@ import pytest
 from langgraph.runtime import Runtime
 
 from cragraph.knowledge.vectors import chunk_rows, query_vector
-from cragraph.retrieval.retriever import RetrievalSettings
-from cragraph.settings import section
 from nodes._runtime import bundle_of
 from nodes.grade import grade
 from nodes.rerank import rerank
@@ -24,7 +22,7 @@ def index(tmp_path_factory, tiny_embedder_dir):
 
 
 def test_retrieve_returns_json_passages_and_honours_filters(index):
-    ctx = context(index, retrieve_k=3, retrieval_mode="bm25")
+    ctx = context(index, operator={"rerank": {"retrieve_k": 3}, "retrieval": {"mode": "bm25"}})
     update = retrieve({"question": "Which river flows into the Caspian Sea?"}, Runtime(context=ctx))
     assert len(update["hits"]) == 3
     json.dumps(update)
@@ -34,13 +32,15 @@ def test_retrieve_returns_json_passages_and_honours_filters(index):
     assert [h["doc_id"] for h in filtered["hits"]] == ["thames"]
 
 
-def test_retrieval_settings_follow_context(index):
-    settings = section(RetrievalSettings, context(index, retrieval_rrf_k=7, retrieval_pool=11), "retrieval_")
-    assert settings.rrf_k == 7 and settings.pool == 11
+def test_the_retrieve_node_searches_with_the_operators_retrieval_settings(index):
+    question = {"question": "Which river flows into the Caspian Sea?"}
+    hybrid = retrieve(question, Runtime(context=context(index)))["hits"]
+    bm25 = retrieve(question, Runtime(context=context(index, operator={"retrieval": {"mode": "bm25"}})))["hits"]
+    assert "dense" in hybrid[0]["scores"] and all("dense" not in hit["scores"] for hit in bm25)
 
 
 def test_rerank_orders_by_stored_cosine_and_keeps_rerank_k(index):
-    ctx = context(index, retrieve_k=4, rerank_k=2)
+    ctx = context(index, operator={"rerank": {"retrieve_k": 4, "k": 2, "fused_weight": 0.0}})
     question = "Which river flows into the Caspian Sea?"
     hits = retrieve({"question": question}, Runtime(context=ctx))["hits"]
     update = rerank({"question": question, "hits": hits}, Runtime(context=ctx))
@@ -64,7 +64,7 @@ def test_rerank_orders_by_stored_cosine_and_keeps_rerank_k(index):
 )
 def test_grade_takes_each_crag_branch(index, monkeypatch, question, verdict):
     use_keyword_evaluator(monkeypatch)
-    ctx = context(index, retrieve_k=4, rerank_k=4)
+    ctx = context(index, operator={"rerank": {"retrieve_k": 4, "k": 4}})
     hits = retrieve({"question": question}, Runtime(context=ctx))["hits"]
     candidates = rerank({"question": question, "hits": hits}, Runtime(context=ctx))["candidates"]
     update = grade({"question": question, "candidates": candidates}, Runtime(context=ctx))
@@ -83,7 +83,7 @@ def test_cosine_grade_from_stored_vectors_equals_the_evaluator(index):
     from cragraph.knowledge.passages import passage_text
     from evaluators.cosine import CosineEvaluator
 
-    ctx = context(index, evaluator="cosine", retrieve_k=3, rerank_k=3)
+    ctx = context(index, evaluator="cosine", operator={"rerank": {"retrieve_k": 3, "k": 3}})
     question = "Which river flows into the Caspian Sea?"
     hits = retrieve({"question": question}, Runtime(context=ctx))["hits"]
     update = grade({"question": question, "candidates": hits}, Runtime(context=ctx))

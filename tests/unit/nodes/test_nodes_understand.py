@@ -63,7 +63,8 @@ def test_llm_rewrites_are_kept_only_above_the_cosine_threshold(index, monkeypatc
     cos_close, cos_far = (embedder.embed_queries([close, far]) @ q).tolist()
     assert cos_close > cos_far
     model = scripted(monkeypatch, f'```json\n{{"queries": ["{close}", "{far}"]}}\n```')
-    ctx = context(index, llm_rewrites=True, rewrite_min_cosine=(cos_close + cos_far) / 2)
+    ctx = context(index,
+                  operator={"understand": {"llm_rewrites": True, "rewrite_min_cosine": (cos_close + cos_far) / 2}})
     update = understand({"question": question}, Runtime(context=ctx))
     assert close in update["variants"] and far not in update["variants"]
     assert "dropped 1" in update["trace"][0]["note"]
@@ -77,7 +78,7 @@ def test_invalid_llm_json_falls_back_to_rule_based_variants(index, monkeypatch, 
     scripted(monkeypatch, reply)
     update = understand(
         {"question": "Which river flows into the Caspian Sea?"},
-        Runtime(context=context(index, llm_rewrites=True)),
+        Runtime(context=context(index, operator={"understand": {"llm_rewrites": True}})),
     )
     assert update["variants"] == ["river flows Caspian Sea"]
     assert "rule-based variants only" in update["trace"][0]["note"]
@@ -103,7 +104,7 @@ def test_rewrite_counts_rounds_and_uses_negative_feedback(index):
 def test_rewrite_with_invalid_llm_output_uses_the_rule(index, monkeypatch):
     scripted(monkeypatch, "not json")
     state = {"question": "Which river flows through Tokyo?", "candidates": [], "retrieval_round": 0}
-    update = rewrite(state, Runtime(context=context(index, llm_rewrites=True)))
+    update = rewrite(state, Runtime(context=context(index, operator={"understand": {"llm_rewrites": True}})))
     assert update["query"] == "river flows Tokyo"
     assert "rule-based rewrite" in update["trace"][0]["note"]
 
@@ -111,7 +112,7 @@ def test_rewrite_with_invalid_llm_output_uses_the_rule(index, monkeypatch):
 def test_llm_route_classifier_decides_and_falls_back_on_invalid_output(monkeypatch, index):
     replies = ScriptedChatModel(responses=['{"route": "multihop"}', "probably multi-hop?"])
     monkeypatch.setattr(cragraph.models.structured, "load_chat_model", lambda spec: replies)
-    runtime = Runtime(context=context(index, llm_route=True))
+    runtime = Runtime(context=context(index, operator={"route": {"llm": True}}))
     first = route({"question": "What is the capital of France?"}, runtime)
     assert first["route"] == "multihop" and "LLM route: multihop" in first["trace"][0]["note"]
     assert "(LLM)" in first["trace"][0]["decision"]

@@ -36,13 +36,8 @@ def _setup(monkeypatch):
 
 def test_results_become_refined_passages_with_url_provenance(index):
     with TavilyStub(RESULTS) as stub:
-        ctx = context(
-            index,
-            web_search=True,
-            web_base_url=stub.url,
-            web_max_results=3,
-            strip_min_chars=10,
-        )
+        ctx = context(index, web_search=True,
+                      operator={"web": {"base_url": stub.url, "max_results": 3}, "strips": {"min_chars": 10}})
         update = web_search(STATE, Runtime(context=ctx))
     assert update["web_status"] == "ok"
     (passage,) = update["web_knowledge"]  # the result without content is skipped
@@ -60,14 +55,15 @@ def test_results_become_refined_passages_with_url_provenance(index):
 )
 def test_http_failures_are_recorded_not_raised(index, mode, kind):
     with TavilyStub(RESULTS, mode=mode) as stub:
-        update = web_search(STATE, Runtime(context=context(index, web_search=True, web_base_url=stub.url)))
+        update = web_search(STATE, Runtime(context=context(index, web_search=True,
+                                                           operator={"web": {"base_url": stub.url}})))
     assert update["web_status"] == f"failed:{kind}" and update["web_knowledge"] == []
     assert update["trace"][0]["decision"] == f"failed:{kind}"
 
 
 def test_a_hanging_server_times_out(index):
     with TavilyStub(RESULTS, mode="hang", hang_s=3) as stub:
-        ctx = context(index, web_search=True, web_base_url=stub.url, web_timeout_s=0.3)
+        ctx = context(index, web_search=True, operator={"web": {"base_url": stub.url, "timeout_s": 0.3}})
         update = web_search(STATE, Runtime(context=ctx))
     assert update["web_status"] == "failed:timeout"
     assert update["trace"][0]["duration_ms"] < 2500
@@ -75,7 +71,7 @@ def test_a_hanging_server_times_out(index):
 
 def test_unreachable_server_no_key_and_switched_off(index, monkeypatch):
     update = web_search(
-        STATE, Runtime(context=context(index, web_search=True, web_base_url="http://127.0.0.1:9"))
+        STATE, Runtime(context=context(index, web_search=True, operator={"web": {"base_url": "http://127.0.0.1:9"}}))
     )
     assert update["web_status"] == "failed:network"
     assert web_search(STATE, Runtime(context=context(index, web_search=False)))["web_status"] == "off"
@@ -93,7 +89,7 @@ def test_invalid_llm_web_query_falls_back_to_keywords(index, monkeypatch):
     monkeypatch.setattr(cragraph.models.structured, "load_chat_model",
                         lambda spec: ScriptedChatModel(responses=["{oops"]))
     with TavilyStub(RESULTS) as stub:
-        ctx = context(index, web_search=True, web_base_url=stub.url, llm_web_query=True)
+        ctx = context(index, web_search=True, operator={"web": {"base_url": stub.url, "llm_query": True}})
         update = web_search(STATE, Runtime(context=ctx))
     assert stub.requests[0]["json"]["query"] == "population Tokyo"
     assert "keyword query used" in update["trace"][0]["note"]

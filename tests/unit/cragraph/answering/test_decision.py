@@ -151,5 +151,5 @@ def test_asked_cover_is_what_the_candidates_sentence_says_of_what_the_question_a
     neighbour = _candidate("45 km", "per_passage", other, "The Brenn is 45 km long.")
     featurize([villages, neighbour], question, {"language": "en"}, [river, other], lambda t: 1.0)
     assert villages.features["asked_cover"] == 0.0  # about the Harl, silent on its length
-    assert neighbour.features["asked_cover"] == 1.0 and neighbour.features["stray"] == 1.0  # the length of another
-    assert villages.features["stray"] == 0.0 and villages.features["first_hop"] == 1.0
+    assert neighbour.features["asked_cover"] == 1.0  # the length, of another river
+    assert villages.features["first_hop"] == 1.0 and neighbour.features["first_hop"] == 0.0

@@ -72,7 +72,7 @@ def test_ask_with_damaged_reader_weights_names_the_file_without_a_traceback(
     weights.mkdir()
     (weights / "config.json").write_text("{}")
     (weights / "reader.npz").write_bytes(b"not a zip")
-    monkeypatch.setenv("CRAGRAPH_READER_PATH", str(weights))
+    monkeypatch.setenv("CRAGRAPH_ANSWER__READER_PATH", str(weights))  # read when the command starts
     capsys.readouterr()
     assert main(["ask", "Where does the Volga flow?", "--index", index]) == 1
     err = capsys.readouterr().err

@@ -29,12 +29,17 @@ def test_ask_json_prints_one_object_per_question(index, monkeypatch, capsys):
 
 
 def test_set_mistakes_name_the_field(index, capsys):
-    assert main(["ask", "q", "--index", index, "--set", "upperr=0.3"]) == 1
-    assert "unknown Context fields: 'upperr' (did you mean 'upper'?)" in capsys.readouterr().err
-    assert main(["ask", "q", "--index", index, "--set", "upper=high"]) == 1
-    assert "bad --set 'upper=high': upper expects a number" in capsys.readouterr().err
-    assert main(["ask", "q", "--index", index, "--set", "rerank=perhaps"]) == 1
-    assert "rerank expects true or false" in capsys.readouterr().err
+    assert main(["ask", "q", "--index", index, "--set", "multihopp=never"]) == 1
+    assert "unknown Context fields: 'multihopp' (did you mean 'multihop'?)" in capsys.readouterr().err
+    assert main(["ask", "q", "--index", index, "--set", "answer_threshold=high"]) == 1
+    assert "bad --set 'answer_threshold=high': answer_threshold expects a number" in capsys.readouterr().err
+    assert main(["ask", "q", "--index", index, "--set", "highlight=perhaps"]) == 1
+    assert "highlight expects true or false" in capsys.readouterr().err
+    assert main(["ask", "q", "--index", index, "--set", "rerank_k=8"]) == 1
+    assert ("rerank_k is an operator setting now: set it in cragraph.toml [rerank] k or CRAGRAPH_RERANK__K"
+            in capsys.readouterr().err)
+    assert main(["ask", "q", "--index", index, "--set", "retrieval_rrf_k=10"]) == 1
+    assert "retrieval_rrf_k was removed: rrf fusion uses k = 60" in capsys.readouterr().err
 
 
 def test_a_mistyped_option_shows_the_commands_usage(capsys):

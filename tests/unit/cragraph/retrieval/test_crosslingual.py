@@ -215,13 +215,14 @@ def test_a_mixed_index_keeps_bm25_for_either_language(mixed_index):
 
 
 def test_the_retrieve_node_trace_says_so(english_index):
-    ctx = context(english_index, retrieve_k=3)
+    ctx = context(english_index, operator={"rerank": {"retrieve_k": 3}})
     update = retrieve({"question": RUSSIAN, "language": "ru"}, Runtime(context=ctx))
     assert len(update["hits"]) == 3
     assert "cross-lingual: ru question (Cyrillic script), index in en: dense only" in update["trace"][0]["note"]
     english = retrieve({"question": "Which river flows through London?"}, Runtime(context=ctx))
     assert "cross-lingual" not in english["trace"][0].get("note", "")
-    bm25 = retrieve({"question": RUSSIAN}, Runtime(context=context(english_index, retrieval_mode="bm25")))
+    bm25 = retrieve({"question": RUSSIAN}, Runtime(context=context(english_index,
+                                                                   operator={"retrieval": {"mode": "bm25"}})))
     assert "cross-lingual" not in bm25["trace"][0].get("note", "")  # bm25 asked for: no rule, no note
 
 

@@ -12,10 +12,9 @@ from cragraph.retrieval.analysis import analyse
 from cragraph.retrieval.retriever import HybridRetriever, RetrievalSettings
 from cragraph.retrieval.strategy import LATENCY_STATS, apply_strategy, choose_strategy
 from cragraph.retrieval.techniques import Techniques, run_techniques
-from cragraph.settings import section
 from nodes._runtime import bundle_of
 from nodes.retrieve import retrieve
-from tests.fixtures.graph import build_tiny_index, context
+from tests.fixtures.graph import build_tiny_index, context, use_operator
 
 QUESTION = "Which river flows into the Caspian Sea?"
 
@@ -28,7 +27,7 @@ def index(tmp_path_factory, tiny_embedder_dir):
 @pytest.fixture()
 def retriever(index):
     ctx = context(index)
-    return HybridRetriever(bundle_of(ctx), section(RetrievalSettings, ctx, "retrieval_"))
+    return HybridRetriever(bundle_of(ctx), RetrievalSettings())
 
 
 def bm25_only(retriever: HybridRetriever) -> HybridRetriever:
@@ -159,7 +158,8 @@ def test_category_boost_ranks_up_the_predicted_category(tmp_path, tiny_embedder_
 
 
 def test_the_retrieve_node_traces_techniques_and_returns_the_strategy(index):
-    ctx = context(index, multi_query=True, prf=True, retrieve_k=4)
+    use_operator(techniques={"multi_query": True, "prf": True}, rerank={"retrieve_k": 4})
+    ctx = context(index)
     update = retrieve({"question": "Which rivr flows into the Caspian Sea?"}, Runtime(context=ctx))
     record = update["trace"][0]
     assert {"multi_query", "prf"} <= set(record["techniques"])
@@ -168,19 +168,19 @@ def test_the_retrieve_node_traces_techniques_and_returns_the_strategy(index):
 
 
 def test_a_tight_budget_means_bm25_only_and_no_rerank(index):
-    ctx = context(index, latency_budget_ms=0.001, multi_query=True)
+    ctx = context(index, latency_budget_ms=0.001)
     strategy = choose_strategy(analyse(QUESTION, bundle_of(ctx).bm25), ctx.strategy, ctx.latency_budget_ms)
     assert strategy["tier"] == "tight" and strategy["mode"] == "bm25" and strategy["rerank"] is False
-    techniques = apply_strategy(section(Techniques, ctx), strategy)
+    techniques = apply_strategy(Techniques(multi_query=True), strategy)
     assert techniques.multi_query is False
     assert "budget" in strategy["reason"]
 
 
 def test_a_loose_budget_allows_everything_and_measured_latencies_change_the_choice(index):
-    ctx = context(index, latency_budget_ms=60_000.0, query2doc=True)
+    ctx = context(index, latency_budget_ms=60_000.0)
     strategy = choose_strategy(analyse(QUESTION, bundle_of(ctx).bm25), ctx.strategy, ctx.latency_budget_ms)
     assert strategy["tier"] == "loose" and strategy["rerank"] is True
-    assert apply_strategy(section(Techniques, ctx), strategy).query2doc is True
+    assert apply_strategy(Techniques(query2doc=True), strategy).query2doc is True
     LATENCY_STATS.clear()
     try:
         for _ in range(5):
