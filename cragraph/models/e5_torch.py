@@ -203,10 +203,11 @@ class FastTokenizer:
                  return_offsets_mapping: bool = False) -> Encoded:
         if truncation and max_length is None:
             raise ValueError("truncation needs max_length")
+        limit = int(max_length or 0)
         if not text_pair:  # transformers reads an empty second text as none
             encoding = self.backend.encode(text, add_special_tokens=False)
             if truncation:
-                encoding.truncate(max_length - (self.backend.num_special_tokens_to_add(False)
+                encoding.truncate(limit - (self.backend.num_special_tokens_to_add(False)
                                                 if add_special_tokens else 0))
             if add_special_tokens:
                 encoding = self.backend.post_process(encoding, None, True)
@@ -216,8 +217,8 @@ class FastTokenizer:
         first = self.backend.encode(text, add_special_tokens=False)
         second = self.backend.encode(text_pair, add_special_tokens=False)
         if truncation:
-            room = max_length - len(first.ids) - (self.backend.num_special_tokens_to_add(True)
-                                                  if add_special_tokens else 0)
+            room = limit - len(first.ids) - (self.backend.num_special_tokens_to_add(True)
+                                             if add_special_tokens else 0)
             if room <= 0:
                 raise ValueError(f"the first text ({len(first.ids)} tokens) leaves no room within {max_length}")
             second.truncate(room)
