@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from cragraph.answering.candidates import READINGS, Candidate, names_same, normal, same_answer, sentences_holding
-from cragraph.reader.names import named_pages
+from cragraph.reader.names import named_pages, root
 from cragraph.reader.rerank import question_type, span_type
 from stores.tokenize import tokenize
 
@@ -51,7 +51,7 @@ def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str,
     # what the question asks of the entities it names: its terms without theirs ("how long", "the teacher ... born")
     entity_terms = {t for i in named_pages(question, [p.get("title") or "" for p in context])
                     for t in tokenize(context[i].get("title") or "")}
-    relation = {_root(t): weights[t] for t in asked - entity_terms}
+    relation = {root(t): weights[t] for t in asked - entity_terms}
     asked_for = question_type(question)
     language = signals.get("language", "en")
     for candidate in candidates:
@@ -114,13 +114,9 @@ def _type_fit(asked_for: str, text: str) -> float:
 def _share_said(relation: dict[str, float], said: set[str]) -> float:
     """The rarity-weighted share of the question's relation terms that the candidate's sentences hold, one root
     ("длина" / "длиной", "architect" / "architecture") counting as one term; 1 when the question has none."""
-    roots = {_root(t) for t in said}
+    said_roots = {root(t) for t in said}
     total = sum(relation.values())
-    return sum(w for t, w in relation.items() if t in roots) / total if total else 1.0
-
-
-def _root(term: str) -> str:
-    return term[:5]
+    return sum(w for t, w in relation.items() if t in said_roots) / total if total else 1.0
 
 
 def _said(candidate: Candidate) -> set[str]:

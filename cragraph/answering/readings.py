@@ -25,8 +25,7 @@ from typing import TYPE_CHECKING, Any
 from cragraph.answering.candidates import Candidate, names_same
 from cragraph.reader import Passage
 from cragraph.reader.compare import sentences
-from cragraph.reader.names import named_pages
-from stores.tokenize import tokenize
+from cragraph.reader.names import named_pages, roots
 
 if TYPE_CHECKING:  # the reader module imports torch; the graph loads it on first use only
     from cragraph.reader.reader import Reader
@@ -96,16 +95,16 @@ def linked_pages(question: str, context: Sequence[dict[str, Any]], top: int = LI
     linked page, "sentence": the linking one}."""
     titles = [p.get("title") or "" for p in context]
     named = named_pages(question, titles)
-    asked = _stems(question)
-    terms = [_stems(title) for title in titles]
+    asked = roots(question)
+    terms = [roots(title) for title in titles]
     unique = [{t for t in own if len(t) >= 4 and not any(t in other for j, other in enumerate(terms) if j != i)}
               for i, own in enumerate(terms)]
     best: dict[int, tuple[int, int, str]] = {}
     for source in named:
         parts = sentences(context[source].get("text") or "")
         for at, sentence in enumerate(parts):
-            said = _stems(sentence)
-            near = said | _stems(" ".join(parts[max(0, at - 1):at + 2]))
+            said = roots(sentence)
+            near = said | roots(" ".join(parts[max(0, at - 1):at + 2]))
             weight = len((near & asked) - terms[source])
             if not weight:
                 continue
@@ -115,11 +114,6 @@ def linked_pages(question: str, context: Sequence[dict[str, Any]], top: int = LI
                     best[target] = (weight, source, sentence.strip())
     ranked = sorted(best, key=lambda t: (-best[t][0], t))[:top]
     return [{"from": best[t][1], "to": t, "sentence": best[t][2]} for t in ranked]
-
-
-def _stems(text: str) -> set[str]:
-    """Terms cut to five characters, so one root's words meet ("architect" / "architecture")."""
-    return {term[:5] for term in tokenize(text)}
 
 
 def bridge_pages(found: Sequence[Candidate], context: Sequence[dict[str, Any]]) -> list[int]:

@@ -31,3 +31,14 @@ def span_of(question: str, title: str, other: str = "") -> tuple[int, int]:
     own = set(tokenize(title)) - set(tokenize(other))
     positions = [i for i, term in enumerate(tokenize(question)) if term in own]
     return (min(positions), max(positions)) if positions else (-1, -1)
+
+
+def root(term: str) -> str:
+    """A term cut to five characters, so one root's words meet ("architect" / "architecture", "длина" /
+    "длиной") where the stemmer parts them."""
+    return term[:5]
+
+
+def roots(text: str) -> set[str]:
+    """The roots of a text's terms."""
+    return {root(term) for term in tokenize(text)}

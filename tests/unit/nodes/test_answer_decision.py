@@ -7,7 +7,7 @@ from langgraph.runtime import Runtime
 
 from cragraph.context import Context
 from nodes.answer import answer
-from tests.fixtures.graph import build_tiny_index, context, use_keyword_evaluator
+from tests.fixtures.graph import KeywordEvaluator, build_tiny_index, context, use_keyword_evaluator
 
 COMPANY = {"id": "veltrane#0", "doc_id": "veltrane", "title": "Veltrane Systems", "source": "index", "url": None,
            "text": "Veltrane Systems is a maker of marine sensors. It was founded in 2009 by Ingrid Solvang. "
@@ -102,6 +102,15 @@ def test_a_page_the_named_page_links_to_is_read_from_the_retrieved_pool_and_cite
     linked = [c for c in result["trace"][0]["candidates"] if c["reading"] == "linked"]
     assert linked and linked[0]["answer"] == "Saltmere"
     assert [step["answer"] for step in linked[0]["chain"]] == ["Tobias Rell", "Saltmere"]
-    if result["answer"].startswith("Saltmere"):  # chosen: cited by both pages, the linking sentence first
-        assert [c["id"] for c in result["citations"]] == ["fenwick#0", "rell#0"]
-        assert "Tobias Rell" in result["evidence"][0]["sentence"]
+    # given, a linked candidate is cited by both pages, the linking sentence its first hop's evidence
+    from cragraph.answering.readings import per_passage
+    from cragraph.reader.cache import load_reader
+    from nodes.answer import _formatted
+
+    read = per_passage(load_reader(), question, [student], "en", pool=[student, teacher])
+    chosen = next(c for c in read if c.reading == "linked")
+    answered = _formatted(question, chosen, [student], [], 2, "en", lambda: KeywordEvaluator())
+    assert answered["answer"] == "Saltmere [2]"
+    assert [c["id"] for c in answered["citations"]] == ["fenwick#0", "rell#0"]
+    assert "Tobias Rell" in answered["evidence"][0]["sentence"] and answered["evidence"][0]["n"] == 1
+    assert "Saltmere" in answered["evidence"][1]["sentence"] and answered["evidence"][1]["n"] == 2
