@@ -10,8 +10,9 @@ context, the plan's hops) and gives candidate answers; none decides which one is
   every entity the one-pass reading answered with, and over the pages that a page the question names links to
   (its sentences name their titles). Read together with the first hop's page ("X, founded by Ingrid Solvang,
   is based in Halvmere"), a bridge question's "where" is taken from it, or its bridge entity ("Ingrid
-  Solvang"); read alone, the bridge entity's own page answers it, and a linked page's candidate carries the
-  link as its first hop (the sentence that names it), so the decision sees what led there. No plan needed, so
+  Solvang"); read alone, the bridge entity's own page answers it. A linked page is asked the link's second hop
+  ("Where was the Ingrid Solvang born?", bridging.py), and its candidate carries the link as its first hop (the
+  sentence that names it), so the decision sees what led there. No plan needed, so
   it works in every language; the decision weighs which page a candidate came from and whether another reading
   led to it.
 """
@@ -22,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from cragraph.answering.bridging import bridged_question
 from cragraph.answering.candidates import Candidate, names_same
 from cragraph.reader import Passage
 from cragraph.reader.compare import sentences
@@ -63,24 +65,27 @@ def one_pass(reader: Reader, question: str, context: Sequence[dict[str, Any]], l
 
 def per_passage(reader: Reader, question: str, context: Sequence[dict[str, Any]], language: str,
                 found: Sequence[Candidate] = (), pool: Sequence[dict[str, Any]] = ()) -> list[Candidate]:
-    """The reader's best span for the whole question in each of the first context passages read alone, then in
-    the pages of the entities `found` names, then in the pages (of the context or the pool) that the question's
-    named pages link to (span questions only: a rule answers yes / no and "A or B" from the whole context)."""
+    """The reader's best span for the whole question in each of the first context passages read alone, and in
+    the pages of the entities `found` names; then the pages (of the context or the pool) that the question's
+    named pages link to, each asked the link's second hop (bridging.py; span questions only: a rule answers yes / no
+    and "A or B" from the whole context)."""
     candidates = []
-    pages = [*range(min(PER_PASSAGE, len(context))), *bridge_pages(found, context)]
     ids = {p.get("id") for p in context}
     everything = [*context, *(p for p in pool if p.get("id") not in ids)]
-    links = [link for link in linked_pages(question, everything) if link["to"] not in pages]
+    links = linked_pages(question, everything)
+    pages = [*range(min(PER_PASSAGE, len(context))), *bridge_pages(found, context)]
     for index, link in [*((i, None) for i in pages), *((link["to"], link) for link in links)]:
         passage = everything[index]
-        read = reader.read_ranked(question, [reader_passage(passage)], language, top=1)
+        source = everything[link["from"]] if link else {}
+        asked = question if link is None else bridged_question(
+            question, source.get("title") or "", link["sentence"], passage.get("title") or "", passage["text"])
+        read = reader.read_ranked(asked, [reader_passage(passage)], language, top=1)
         if read and not read[0].rule:
             chain = []
             if link is not None:
-                source = everything[link["from"]]
                 chain = [{"question": question, "answer": passage.get("title") or "", "passage": dict(source),
                           "sentence": link["sentence"]},
-                         {"question": question, "answer": " ".join(read[0].text.split()), "passage": dict(passage)}]
+                         {"question": asked, "answer": " ".join(read[0].text.split()), "passage": dict(passage)}]
             candidates.append(Candidate(replace(read[0], passage=index), "linked" if chain else "per_passage",
                                         dict(passage), index, chain))
     return candidates

@@ -102,6 +102,8 @@ def test_a_page_the_named_page_links_to_is_read_from_the_retrieved_pool_and_cite
     linked = [c for c in result["trace"][0]["candidates"] if c["reading"] == "linked"]
     assert linked and linked[0]["answer"] == "Saltmere"
     assert [step["answer"] for step in linked[0]["chain"]] == ["Tobias Rell", "Saltmere"]
+    # his page is asked the link's second hop: the named student gives way to the teacher the link found
+    assert "Tobias Rell" in linked[0]["chain"][1]["question"] and "Fenwick" not in linked[0]["chain"][1]["question"]
     # given, a linked candidate is cited by both pages, the linking sentence its first hop's evidence
     from cragraph.answering.readings import per_passage
     from cragraph.reader.cache import load_reader

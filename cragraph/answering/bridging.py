@@ -1,0 +1,70 @@
+"""The second hop's question of a bridge, written from the link that found it (DecompRC's bridging, Min et al.
+2019): the part of the question the first hop answered is replaced by the entity it led to, so "Where was the
+founder of Veltrane Systems born?", with Veltrane Systems' page linking Ingrid Solvang's by "Veltrane Systems was
+founded by Ingrid Solvang", is read over her page as "Where was the Ingrid Solvang born?".
+
+The first hop answered the named page's title and the relation the linking sentence states ("founded"), unless
+the linked page says that word elsewhere than where it names the named page back: her page's "born in Skarnvik"
+leaves "born" for the second hop to ask, her "she founded Veltrane Systems" does not keep "founder". The replaced
+part is the run of such words around the title, across at most GAP other words, in any language: words are matched
+by their five-letter roots, Chinese characters by the two-character terms they stand in.
+"""
+
+from __future__ import annotations
+
+import re
+
+from cragraph.reader.compare import sentences
+from cragraph.reader.names import root, roots
+from stores.tokenize import tokenize
+
+GAP = 2  # words (or Chinese characters) that may stand between two words the first hop answered
+_UNIT = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[^\W_\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_OPENING, _CLOSING = "«“\"'「『", "»”\"'」』"
+_PARENTHESES = re.compile(r"\s*[(（][^)）]*[)）]")
+
+
+def bridged_question(question: str, named: str, sentence: str, linked: str, linked_text: str) -> str:
+    """`question` with the words the first hop answered (`named`'s title and the relation `sentence` states about
+    it) replaced by `linked`, the title of the page that sentence names, whose text is `linked_text`; the question
+    unchanged when it holds none of `named`'s words."""
+    units = [(m.start(), m.end(), m.group()) for m in _UNIT.finditer(question)]
+    keys = [_keys(units, i) for i in range(len(units))]
+    title = _terms(_PARENTHESES.sub("", named))
+    elsewhere = " ".join(s for s in sentences(linked_text) if not _terms(s) & title)
+    answered = title | (_terms(sentence) - _terms(elsewhere))
+    anchors = [i for i, own in enumerate(keys) if own & title]
+    if not anchors:
+        return question
+    taken = [i for i, own in enumerate(keys) if own & answered]
+    first, last = min(anchors), max(anchors)
+    grown = True
+    while grown:
+        grown = False
+        for i in taken:
+            if first - GAP - 1 <= i < first or last < i <= last + GAP + 1:
+                first, last, grown = min(first, i), max(last, i), True
+    start, end = units[first][0], units[last][1]
+    if start > 0 and end < len(question) and question[start - 1] in _OPENING and question[end] in _CLOSING:
+        start, end = start - 1, end + 1  # «Сверкан» as a whole
+    return f"{question[:start]}{_PARENTHESES.sub('', linked).strip()}{question[end:]}"
+
+
+def _terms(text: str) -> set[str]:
+    """Roots of a text's words and its two-character Chinese terms."""
+    return roots(text) | {term for term in tokenize(text) if _CJK.match(term)}
+
+
+def _keys(units: list[tuple[int, int, str]], at: int) -> set[str]:
+    """What a unit of the question matches: a word's root (none for a stop word), a Chinese character's
+    two-character terms with its neighbours."""
+    text = units[at][2]
+    if not _CJK.match(text):
+        return {root(term) for term in tokenize(text)}
+    pairs = set()
+    for left, right in ((at - 1, at), (at, at + 1)):
+        if left >= 0 and right < len(units) and units[left][1] == units[right][0] \
+                and all(_CJK.match(units[k][2]) for k in (left, right)):
+            pairs.add(units[left][2] + units[right][2])
+    return {pair.lower() for pair in pairs}

@@ -1,0 +1,49 @@
+"""The second hop's question of a bridge is the question with what the link answered replaced by the linked page."""
+
+from cragraph.answering.bridging import bridged_question
+
+
+def test_the_named_page_and_the_relation_its_sentence_states_give_way_to_the_linked_entity():
+    asked = bridged_question(
+        "Where was the founder of Brackwater Ceramics born?", "Brackwater Ceramics",
+        "Brackwater Ceramics was founded in 1994 by Odile Marchetti.", "Odile Marchetti",
+        "Odile Marchetti was born in Pell Harbour. In 1994 she founded Brackwater Ceramics.")
+    assert asked == "Where was the Odile Marchetti born?"
+
+
+def test_a_word_the_linked_page_says_elsewhere_is_left_for_the_second_hop_to_ask():
+    # the link says "born" too, but so does her own page, where the asked fact is: it stays in the question
+    asked = bridged_question(
+        "Where was the founder of Brackwater Ceramics born?", "Brackwater Ceramics",
+        "Brackwater Ceramics was founded by Odile Marchetti, who was born abroad.", "Odile Marchetti",
+        "Odile Marchetti was born in Pell Harbour. She founded Brackwater Ceramics in 1994.")
+    assert asked == "Where was the Odile Marchetti born?"
+
+
+def test_a_town_where_someone_was_born_becomes_the_town():
+    asked = bridged_question(
+        "Which lake lies beside the town where Jonas Wetterlund was born?", "Jonas Wetterlund",
+        "Jonas Wetterlund was born in Krall in 1962 and studied law.", "Krall",
+        "Krall is a town of 9,000 people. It lies on Lake Orsen.")
+    assert asked.startswith("Which lake lies beside the town where Krall")
+    assert "Wetterlund" not in asked and "born" not in asked
+
+
+def test_russian_and_chinese_questions_are_bridged_by_roots_and_character_pairs():
+    russian = bridged_question(
+        "В каком городе родился основатель компании «Брусника»?", "Брусника (компания)",
+        "Компанию «Брусника» основал Фёдор Сотников в 2001 году.", "Сотников, Фёдор Ильич",
+        "Фёдор Сотников родился в Каменске. В 2001 году он основал «Бруснику».")
+    assert russian.startswith("В каком городе родился Сотников, Фёдор Ильич")
+    assert "Брусник" not in russian
+    chinese = bridged_question(
+        "设计临川美术馆的建筑师出生在哪里？", "临川美术馆", "临川美术馆由建筑师顾明远设计。", "顾明远",
+        "顾明远出生于白石镇。")
+    assert chinese.startswith("顾明远") and chinese.endswith("出生在哪里？")
+    assert "临川" not in chinese
+
+
+def test_a_question_that_holds_none_of_the_named_pages_words_is_asked_as_it_was():
+    question = "Where was the founder born?"
+    assert bridged_question(question, "Brackwater Ceramics", "Brackwater Ceramics was founded by Odile Marchetti.",
+                            "Odile Marchetti", "Odile Marchetti was born in Pell Harbour.") == question
