@@ -17,6 +17,7 @@ import json
 import re
 import shlex
 import sys
+import textwrap
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,7 @@ from cragraph_lab.paired import paired_difference
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ("README.md", "docs/*.md")
+WIDTH = 116  # the pages' prose width
 MARKER = re.compile(r"<!-- table:(?P<name>[\w-]+) -->\n(?P<body>.*?)<!-- /table:(?P=name) -->", re.DOTALL)
 
 OURS = "crag-multihop"
@@ -221,13 +223,18 @@ def difference(ours: Sequence[float], theirs: Sequence[float]) -> str:
 
 
 def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
+    def line(cells: Sequence[str]) -> str:
+        return "|" + "|".join(f" {cell} " if cell else " " for cell in cells) + "|"
+
+    return "\n".join([line(header), "|" + "---|" * len(header), *(line(row) for row in rows)])
 
 
 def block(stamp: str, body: str, note: str = "") -> str:
-    return f"{stamp}\n\n{body}\n" + (f"\n{note}\n" if note else "")
+    """Stamp and note wrapped as the pages' prose is (a code span may wrap: Markdown reads the break as a space)."""
+    def wrapped(text: str) -> str:
+        return "\n".join(textwrap.wrap(text, WIDTH, break_long_words=False, break_on_hyphens=False))
+
+    return f"{wrapped(stamp)}\n\n{body}\n" + (f"\n{wrapped(note)}\n" if note else "")
 
 
 # ------------------------------------------------------------------------------------------------ the tables
