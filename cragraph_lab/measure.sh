@@ -100,6 +100,10 @@ lane_a() {
         --out "$OUT/retrieval/xquad_zh.json"
     run hops-hotpotqa "$PY" -m cragraph eval retrieval --dataset "$DATA/hotpotqa_migres200" "${HOPS[@]}" \
         --out "$OUT/retrieval/hops-hotpotqa_migres200.json"
+    run retrieval-xquad-ru "$PY" -m cragraph eval retrieval --dataset "$DATA/xquad_ru_zh_en/ru" "${FUSION[@]}" \
+        --out "$OUT/retrieval/xquad_ru.json"
+    run hops-musique "$PY" -m cragraph eval retrieval --dataset "$DATA/hipporag_legacy_train100/musique" "${HOPS[@]}" \
+        --out "$OUT/retrieval/hops-musique.json"
     run corpus-test "$PY" -m cragraph eval folder tests/data/userlike/corpus tests/data/userlike/questions.jsonl \
         --quiet --out "$OUT/corpus/userlike"
     run fuzz-ci env CRAGRAPH_FUZZ_REPORT="$OUT/fuzz/ci.json" "$PY" -m pytest -q tests/fuzz -p no:cacheprovider
@@ -115,10 +119,6 @@ lane_b() {
         --quiet --out "$OUT/corpus/userlike_train2"
     run retrieval-xquad-en "$PY" -m cragraph eval retrieval --dataset "$DATA/xquad_ru_zh_en/en" "${FUSION[@]}" \
         --out "$OUT/retrieval/xquad_en.json"
-    run retrieval-xquad-ru "$PY" -m cragraph eval retrieval --dataset "$DATA/xquad_ru_zh_en/ru" "${FUSION[@]}" \
-        --out "$OUT/retrieval/xquad_ru.json"
-    run hops-musique "$PY" -m cragraph eval retrieval --dataset "$DATA/hipporag_legacy_train100/musique" "${HOPS[@]}" \
-        --out "$OUT/retrieval/hops-musique.json"
     run fuzz-long env CRAGRAPH_FUZZ_PROFILE=long CRAGRAPH_FUZZ_REPORT="$OUT/fuzz/long.json" \
         "$PY" -m pytest -q tests/fuzz -p no:cacheprovider
 }
