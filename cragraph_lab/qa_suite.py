@@ -6,11 +6,13 @@ by `plain` only and labelled as cragraph_lab/semantic_match.py does. Sets with n
 hotpotqa_migres200 has exactly 200) contribute nothing to the slice; their answer script is calibrated on the
 other sets' pairs of the same script (English on XQuAD en and NQ).
 
-Then it renders docs/qa_results.md entirely (the metric explanations are the template text below; every table,
-the losses to peers, the machine, the command and the date come from the runs' report.json files; the "why"
-prose comes from the hand-written docs/qa_results_notes.md) and the results section of docs/guide.md between
-the markers `<!-- qa-results:start -->` and `<!-- qa-results:end -->`. `--render-only` does the rendering alone from
-finished runs, loading no model. The command's options are parsed in cragraph_lab/cli/qa.py into a SuiteConfig.
+Then it renders its results page, runs/qa/qa_results.md by default (the metric explanations are the template text
+below; every table, the losses to peers, the machine, the command and the date come from the runs' report.json
+files; the "why" prose comes from the hand-written cragraph_lab/notes/qa_results_notes.md, dated history), and,
+with `--readme FILE`, the section of FILE between the markers `<!-- qa-results:start -->` and
+`<!-- qa-results:end -->`. The docs' own tables come from cragraph_lab/measure.sh and cragraph_lab/tables.py, so
+by default the suite writes under runs/ only. `--render-only` does the rendering alone from finished runs,
+loading no model. The command's options are parsed in cragraph_lab/cli/qa.py into a SuiteConfig.
 """
 
 from __future__ import annotations
@@ -62,9 +64,9 @@ class SuiteConfig:
     calibration: int = CALIBRATION
     modes: Sequence[str] = ALL_MODES
     out: Path = Path("runs/qa")
-    docs: Path = Path("docs/qa_results.md")
-    notes: Path = Path("docs/qa_results_notes.md")
-    readme: Path = Path("docs/guide.md")
+    docs: Path = Path("runs/qa/qa_results.md")
+    notes: Path = Path("cragraph_lab/notes/qa_results_notes.md")
+    readme: Path | None = None  # a page with the qa-results markers to refresh; none by default
     embedder: str = "e5-small"
     k: int = 5
     index_root: Path | None = None
@@ -227,7 +229,7 @@ def render(config: SuiteConfig, command: str) -> Path:
                             missing=[name for name in config.sets if name not in reports])
     config.docs.parent.mkdir(parents=True, exist_ok=True)
     config.docs.write_text(docs_text, encoding="utf-8")
-    if config.readme.exists():
+    if config.readme is not None and config.readme.exists():
         link = Path(os.path.relpath(config.docs.resolve(), config.readme.resolve().parent)).as_posix()
         section = render_readme_section(reports, command, link, date)
         config.readme.write_text(replace_between_markers(config.readme.read_text(encoding="utf-8"), section),
@@ -421,14 +423,14 @@ OpenCC), as a user who writes traditional Chinese would ask it of documents writ
 
 ```bash
 {command}
-cragraph eval qa-suite --render-only        # re-render this page and the README section from finished runs
+cragraph eval qa-suite --render-only        # re-render this page from finished runs
 ```
 
 Each set's run lives in `runs/qa/<set>/`: `results.jsonl` (one line per finished mode x question, appended as it
 finishes; a rerun with the same settings skips those lines, so an interrupted suite resumes), `report.json`
 (settings, package versions, machine, every metric), `report.md` and two PNGs. The calibration slice is in
 `runs/qa/calibration/` and its thresholds in `runs/qa/semantic_calibration.json`. The prose on why we lose
-where we lose is hand-written in `docs/qa_results_notes.md`; everything else here is computed."""
+where we lose is hand-written in `cragraph_lab/notes/qa_results_notes.md`; everything else here is computed."""
 
 MODE_ROWS = (
     ("plain", "hybrid retrieval (our BM25 + e5 with dynamic fusion), top-5 chunks straight to the answer node"),

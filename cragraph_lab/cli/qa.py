@@ -1,5 +1,5 @@
 """`cragraph eval qa` (cragraph_lab/qa.py: one set) and `cragraph eval qa-suite` (cragraph_lab/qa_suite.py: every
-set, then docs/qa_results.md and the README results section generated). cragraph_lab/cli/__init__.py wires them in
+set, then its results page under runs/qa generated). cragraph_lab/cli/__init__.py wires them in
 with `add_eval_qa(targets)` and `add_eval_qa_suite(targets)` on the `eval` sub-command's subparsers. The suite's
 options are parsed here into a cragraph_lab.qa_suite.SuiteConfig. Heavy imports happen only when a command runs."""
 
@@ -68,7 +68,7 @@ def add_eval_qa_suite(targets: Any) -> argparse.ArgumentParser:
     """Add `qa-suite` to the `eval` subparsers."""
     parser = targets.add_parser(
         "qa-suite", help="the QA benchmark over hotpotqa, XQuAD en/ru/zh and NQ (resuming), SemMatch calibrated "
-                         "on a disjoint slice; generates docs/qa_results.md and the results section of docs/guide.md")
+                         "on a disjoint slice; generates its results page under runs/qa")
     add_suite_arguments(parser)
     parser.set_defaults(run=run_eval_qa_suite)
     return parser
@@ -94,7 +94,7 @@ def add_suite_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--notes", type=Path, default=defaults.notes,
                         help="hand-written 'why we lose' text (default: %(default)s)")
     parser.add_argument("--readme", type=Path, default=defaults.readme,
-                        help="page whose marked results section is replaced (default: %(default)s)")
+                        help="a page whose section between the qa-results markers is replaced (default: none)")
     parser.add_argument("--embedder", default=defaults.embedder)
     parser.add_argument("-k", type=int, default=defaults.k, help="passages plain RAG and the peers answer from")
     parser.add_argument("--index-root", type=Path, default=None,
@@ -127,5 +127,5 @@ def run_eval_qa_suite(args: argparse.Namespace) -> int:
 
     config = config_from_args(args)
     docs = run_suite(config, render_only=args.render_only, progress=not args.quiet)
-    print(f"wrote {docs} and the results section of {config.readme}")
+    print(f"wrote {docs}" + (f" and the results section of {config.readme}" if config.readme else ""))
     return 0
