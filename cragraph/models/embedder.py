@@ -374,8 +374,8 @@ def _backend_for(canonical: str, quantize: bool, backend: str | None) -> str:
 def load_embedder(name: str = E5_SMALL, quantize: bool = False, backend: str | None = None) -> Embedder:
     """The process-wide embedder for `name` (aliases share one instance); thread-safe, loaded on first use.
 
-    quantize=True gives an int8 dynamically quantized torch model (cached separately): on a 2-core CPU about
-    2.1x the fp32 passages/s for e5-small, cosine to fp32 >= 0.99. Leave it off where exact vectors matter. It
+    quantize=True gives an int8 dynamically quantized torch model (cached separately): faster than fp32 on a CPU,
+    its vectors within rounding of fp32's (`cragraph bench embed-speed`). Leave it off where exact vectors matter. It
     is made from the process's fp32 instance (loaded first if need be; tensors and tokenizer shared, see
     quantized_copy), so retrieval and the reader in one process read the model from disk once.
 

@@ -18,13 +18,13 @@ build never reuses int8 vectors.
 Backends, chosen per process by CRAGRAPH_EMBED_BACKEND (or `load_embedder(..., backend=)`):
   openvino   the default: OpenVINO on the fp32 graph, at the CPU's own inference precision: bfloat16 where the
              CPU has AMX or AVX-512 BF16 (matrix units that multiply bf16 at several times the fp32 rate,
-             accumulating in fp32, so the vectors stay within rounding of fp32), fp32 elsewhere. Measured side by
-             side (`cragraph bench embed-speed`, docs/benchmarks.md): 4.8x torch's index throughput, cosine
-             0.99999 to torch, R@5 within .005 of torch on hotpotqa_migres200 and XQuAD ru. Where it cannot
-             start (no OpenVINO for this CPU, oneDNN capped), the embedder warns and runs on torch;
+             accumulating in fp32, so the vectors stay within rounding of fp32), fp32 elsewhere. Chosen side by
+             side with torch (`cragraph bench embed-speed`, docs/benchmarks.md): the fastest backend whose
+             retrieval stays within .005 R@5 of torch's. Where it cannot start (no OpenVINO for this CPU,
+             oneDNN capped), the embedder warns and runs on torch;
   torch      sentence-transformers fp32, the reference, and the default on a CUDA GPU;
-  onnx       ONNX Runtime fp32 (the same vectors; 1.2x torch);
-  onnx-int8  ONNX Runtime int8 (2.0x torch; its vectors differ slightly from fp32).
+  onnx       ONNX Runtime fp32 (the same vectors);
+  onnx-int8  ONNX Runtime int8 (faster; its vectors differ slightly from fp32).
 CRAGRAPH_EMBED_THREADS (set by `cragraph index --workers N`) sets the intra-op threads of either runtime.
 CUDA is used when torch sees it (and onnxruntime has its CUDA provider).
 """
@@ -49,7 +49,7 @@ BACKEND_ENV = "CRAGRAPH_EMBED_BACKEND"
 THREADS_ENV = "CRAGRAPH_EMBED_THREADS"
 TORCH, ONNX, ONNX_INT8, OPENVINO = "torch", "onnx", "onnx-int8", "openvino"
 BACKENDS = (TORCH, ONNX, ONNX_INT8, OPENVINO)
-DEFAULT_BACKEND = OPENVINO  # 4.8x torch's chunks/s at R@5 within .005 of torch (docs/benchmarks.md)
+DEFAULT_BACKEND = OPENVINO  # the fastest at R@5 within .005 of torch (docs/benchmarks.md, embed-speed)
 FP32_FILE = "model.onnx"
 INT8_FILE = "model.int8.onnx"
 OPENVINO_CACHE = "openvino-cache"  # OpenVINO's compiled models, beside the graphs they were compiled from

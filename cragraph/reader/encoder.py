@@ -98,7 +98,7 @@ class Bottom:
     """The frozen lower part of a loaded e5-small BertModel: embeddings + layers[:split].
 
     Runs the model's own forward on a shallow view that shares every parameter with the embedder (no copy).
-    The reader uses the int8 dynamically quantized embedder (1.8x faster on CPU); it is trained on those same
+    The reader uses the int8 dynamically quantized embedder (faster on CPU); it is trained on those same
     int8 states, so training and reading see identical inputs.
     """
 

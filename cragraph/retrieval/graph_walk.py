@@ -32,7 +32,7 @@ SEED_FLOOR = 1e-3
 WALK_WEIGHT = 2.0
 """The walk's list against the second hop's in their rank fusion: the walk ranks by the question's names and five
 seed passages, the second hop by one dense query built on the walk's best guess, so the walk's order leads
-(chosen on the training splits; docs/lab-notes.md)."""
+(chosen on the training splits; cragraph_lab/notes/lab-notes.md)."""
 
 
 @dataclass

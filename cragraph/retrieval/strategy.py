@@ -22,7 +22,7 @@ Recommendation (`recommend`), rules in order of precedence, each with a confiden
                     of the query's index terms: a query mostly about named things, whose passages the walk over
                     the entity-passage graph reaches from the best hits and those names (0.65). Chosen over
                     entity variants (the rule's earlier pick) by the training split of hipporag_legacy_train100
-                    and XQuAD (docs/lab-notes.md, "Graph retrieval and the router").
+                    and XQuAD (cragraph_lab/notes/lab-notes.md, "Graph retrieval and the router").
   hybrid            everything else; 0.8 for a semantic query, 0.6 for a mixed one, 0.55 for term-heavy.
 Every strategy a rule suggested but did not win becomes an alternative; "hybrid" is always an alternative of
 a non-hybrid choice.

@@ -27,7 +27,8 @@ PRODUCT = {"cragraph", "evaluators", "graph", "nodes", "prompts", "stores"}
 LAB_MODULES = ("reader_training", "reader_reranker", "reader_examples", "evaluator_training", "evaluator_eval",
                "decision_training", "decision_replay", "training_data", "calibration_data", "cosine_calibration",
                "query_means", "peers", "web_standin", "bm25_speed", "embed_speed", "skeleton_speed", "scale",
-               "scale_milvus", "ask_latency", "qa_suite", "ablation", "semantic_match", "unanswerable", "extra")
+               "scale_milvus", "ask_latency", "qa_suite", "ablation", "semantic_match", "unanswerable", "extra",
+               "tables")
 SKIP = shutil.ignore_patterns(".git", ".venv", ".cragraph", "runs", "build", "*.egg-info", "__pycache__",
                               ".pytest_cache", ".ruff_cache", ".mypy_cache", ".langgraph_api")
 
