@@ -117,7 +117,7 @@ def compare_options(question: str, options: tuple[str, ...], passages: list[Pass
     attribute = attribute_terms(question, " ".join(options))
     read: list[tuple[float, int]] = []
     for option in options:
-        index = _passage_of(option, passages)
+        index = page_of(option, passages)
         if index is None:
             return None
         value = attribute_value(passages[index], kind, attribute)
@@ -131,7 +131,10 @@ def compare_options(question: str, options: tuple[str, ...], passages: list[Pass
     return Compared(options[0] if first_wins else options[1], pa if first_wins else pb, (a, b))
 
 
-def _passage_of(option: str, passages: list[Passage]) -> int | None:
+def page_of(option: str, passages: list[Passage]) -> int | None:
+    """The passage whose title names the option; None when none does. A rule compares only what it has the
+    options' own pages for: a passage that merely mentions an option says nothing of its attributes, and with
+    an option's page missing (a question about what the documents do not hold) the rule would still choose."""
     key = _bare(option)
     for i, passage in enumerate(passages):
         if passage.title and _bare(passage.title) == key:
@@ -140,12 +143,7 @@ def _passage_of(option: str, passages: list[Passage]) -> int | None:
         if passage.title and (key in _bare(passage.title) or _bare(passage.title) in key):
             return i
     named = named_pages(option, [passage.title for passage in passages])
-    if named:  # "Мирон Калугин" names "Калугин, Мирон Сергеевич"
-        return named[0]
-    for i, passage in enumerate(passages):
-        if key and key in passage.text.lower():
-            return i
-    return None
+    return named[0] if named else None  # "Мирон Калугин" names "Калугин, Мирон Сергеевич"
 
 
 def _bare(name: str) -> str:

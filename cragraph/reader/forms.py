@@ -2,7 +2,9 @@
 
 Options: each alternative named in the question is looked up in the reader's context, and the one whose
 occurrence the span head scores highest wins (the head has read the question, so it points at the option
-that answers it). Yes / no: see answer_yesno; a question it cannot decide gets no answer, never a default.
+that answers it), provided each option has its own page (compare.page_of): without one the question is about
+something the documents do not hold, and the span readings and the calibrated decision take it. Yes / no: see
+answer_yesno; a question it cannot decide gets no answer, never a default.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import re
 
 from cragraph.reader.claims import SAME, compared_claim, paired_claim
-from cragraph.reader.compare import Compared
+from cragraph.reader.compare import Compared, page_of
 from cragraph.reader.inputs import Scored
 from cragraph.reader.questions import _capitalized_run
 from cragraph.reader.types import Passage, ReaderAnswer
@@ -60,14 +62,9 @@ def _entities(question: str) -> list[str]:
 
 
 def _passage_of(entity: str, passages: list[Passage]) -> Passage | None:
-    key = entity.lower()
-    for p in passages:
-        if p.title and (p.title.lower() == key or key in p.title.lower() or p.title.lower() in key):
-            return p
-    for p in passages:
-        if key in p.text.lower():
-            return p
-    return None
+    """The entity's own page (compare.page_of)."""
+    index = page_of(entity, passages)
+    return passages[index] if index is not None else None
 
 
 def answer_yesno(

@@ -51,3 +51,20 @@ def test_a_chinese_or_russian_rank_is_not_a_size(language: str, question: str, f
     passages = [Passage(first, form.options[0]), Passage(second, form.options[1])]
     compared = _compare(question, language, passages)
     assert compared is not None and compared.option == form.options[0], compared
+
+
+def test_an_option_without_its_own_page_is_not_compared_or_chosen_by_a_rule() -> None:
+    tolley = Passage("The River Tolley is 64 km long and joins the Caldry at Brackwater.", "River Tolley")
+    mention = Passage("Anglers who fish the Tolley often drive on to the Wenning Beck, a short moorland stream.",
+                      "Moorland angling guide")
+    question = "Which is longer, the Wenning Beck or the River Tolley?"
+    # the guide merely mentions the beck: it says nothing of its length, so there is nothing to compare
+    assert _compare(question, "en", [tolley, mention]) is None
+
+    from cragraph.reader.cache import load_reader
+
+    read = load_reader().read_ranked(question, [tolley, mention], "en", top=1)
+    assert not read or not read[0].rule  # no "A or B" rule: the span readings and the decision take it
+    beck = Passage("The Wenning Beck is a moorland stream 9 km long.", "Wenning Beck")
+    both = load_reader().read_ranked(question, [tolley, beck], "en", top=1)
+    assert both and both[0].rule == "compared" and "Tolley" in both[0].text
