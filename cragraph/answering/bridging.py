@@ -19,8 +19,9 @@ from cragraph.reader.names import root, roots
 from stores.tokenize import tokenize
 
 GAP = 2  # words (or Chinese characters) that may stand between two words the first hop answered
-_UNIT = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[^\W_\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_UNIT = re.compile(rf"[{_HAN}]|[^\W_{_HAN}]+")  # a Chinese character, or a word
+_CJK = re.compile(f"[{_HAN}]")
 _OPENING, _CLOSING = "«“\"'「『", "»”\"'」』"
 _PARENTHESES = re.compile(r"\s*[(（][^)）]*[)）]")
 

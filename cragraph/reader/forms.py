@@ -61,12 +61,6 @@ def _entities(question: str) -> list[str]:
     return [e for e in (first, second) if e]
 
 
-def _passage_of(entity: str, passages: list[Passage]) -> Passage | None:
-    """The entity's own page (compare.page_of)."""
-    index = page_of(entity, passages)
-    return passages[index] if index is not None else None
-
-
 def answer_yesno(
     question: str, passages: list[Passage], scored: Scored, candidates: list[ReaderAnswer], language: str
 ) -> ReaderAnswer | None:
@@ -111,7 +105,7 @@ def _both_of_a_kind(question: str, passages: list[Passage], language: str) -> tu
     attribute = set(tokenize(question))
     for entity in entities:
         attribute -= set(tokenize(entity))
-    found = [p for p in (_passage_of(e, passages) for e in entities) if p is not None]
+    found = [passages[i] for i in (page_of(e, passages) for e in entities) if i is not None]
     if not attribute or len(found) < len(entities):
         return None
     covered = [attribute <= set(tokenize(p.title + " " + p.text[:OPENING_CHARS])) for p in found]

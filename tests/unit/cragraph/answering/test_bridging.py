@@ -1,22 +1,21 @@
 """The second hop's question of a bridge is the question with what the link answered replaced by the linked page."""
 
+import pytest
+
 from cragraph.answering.bridging import bridged_question
 
 
-def test_the_named_page_and_the_relation_its_sentence_states_give_way_to_the_linked_entity():
-    asked = bridged_question(
-        "Where was the founder of Brackwater Ceramics born?", "Brackwater Ceramics",
-        "Brackwater Ceramics was founded in 1994 by Odile Marchetti.", "Odile Marchetti",
-        "Odile Marchetti was born in Pell Harbour. In 1994 she founded Brackwater Ceramics.")
-    assert asked == "Where was the Odile Marchetti born?"
-
-
-def test_a_word_the_linked_page_says_elsewhere_is_left_for_the_second_hop_to_ask():
+@pytest.mark.parametrize(("sentence", "linked_text"), [
+    # the named page's title and the relation its linking sentence states ("founded") give way to her name
+    ("Brackwater Ceramics was founded in 1994 by Odile Marchetti.",
+     "Odile Marchetti was born in Pell Harbour. In 1994 she founded Brackwater Ceramics."),
     # the link says "born" too, but so does her own page, where the asked fact is: it stays in the question
-    asked = bridged_question(
-        "Where was the founder of Brackwater Ceramics born?", "Brackwater Ceramics",
-        "Brackwater Ceramics was founded by Odile Marchetti, who was born abroad.", "Odile Marchetti",
-        "Odile Marchetti was born in Pell Harbour. She founded Brackwater Ceramics in 1994.")
+    ("Brackwater Ceramics was founded by Odile Marchetti, who was born abroad.",
+     "Odile Marchetti was born in Pell Harbour. She founded Brackwater Ceramics in 1994."),
+])
+def test_the_named_page_and_its_relation_give_way_to_the_linked_entity(sentence: str, linked_text: str) -> None:
+    asked = bridged_question("Where was the founder of Brackwater Ceramics born?", "Brackwater Ceramics", sentence,
+                             "Odile Marchetti", linked_text)
     assert asked == "Where was the Odile Marchetti born?"
 
 
