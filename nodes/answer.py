@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -27,7 +28,7 @@ from cragraph.answering import Candidate, load_decision
 from cragraph.answering.candidates import sentences_holding
 from cragraph.answering.decision import answers, choose
 from cragraph.answering.features import featurize
-from cragraph.answering.readings import gather
+from cragraph.answering.readings import Follow, gather
 from cragraph.config import operator
 from cragraph.context import Context
 from cragraph.knowledge.evidence import citations, evidence_records, renumber, scored_sentences
@@ -49,6 +50,8 @@ from stores.chinese_script import script_language
 from stores.text import language_of
 from stores.tokenize import tokenize
 
+FOLLOWED = 6  # linking sentences searched for the pages they name
+FOLLOWED_HITS = 3  # index pages kept per linking sentence
 _MARKER = re.compile(r"\[(\d{1,3})\]")
 _SPACES = re.compile(r"\s+")
 
@@ -86,7 +89,8 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 ],
             }
     reader = load_reader(operator().answer.reader_path)
-    candidates = gather(reader, state["question"], context, hops, language, state.get("candidates") or [])
+    candidates = gather(reader, state["question"], context, hops, language, state.get("candidates") or [],
+                        _follow(state, runtime))
     if not candidates:
         return _abstain(timer, state, language, "no reading found an answer span" + _web_reason(state))
     _graded(candidates, state)
@@ -118,6 +122,23 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     scores = [e["score"] for e in update["evidence"]]
     decision = f"{chosen.reading} answer ({chosen.read.kind})"
     return {**update, "trace": [timer.record(decision, counts, scores, note, candidates=readings, chain=chain)]}
+
+
+def _follow(state: State, runtime: Runtime[Context]) -> Follow | None:
+    """A search of the index (BM25: a linking sentence names its page's title) for the pages the given sentences
+    name, within the caller's filters and visible rows; None without an index."""
+    try:
+        bundle = bundle_of(settings_of(runtime))
+    except IndexUnavailable:
+        return None
+    retriever = HybridRetriever(bundle, visible=visible_of(runtime, bundle))
+    filters = state.get("filters") or None
+
+    def follow(sentences: Sequence[str]) -> list[dict[str, Any]]:
+        return [passage_of(hit) for sentence in sentences[:FOLLOWED]
+                for hit in retriever.search(sentence, k=FOLLOWED_HITS, mode="bm25", filters=filters)]
+
+    return follow
 
 
 def _rarity(settings: Context) -> Any:

@@ -57,6 +57,12 @@ def _terms(text: str) -> set[str]:
     return roots(text) | {term for term in tokenize(text) if _CJK.match(term)}
 
 
+def link_terms(text: str) -> set[str]:
+    """Roots of a text's words and its Chinese characters one by one: a relation said in other words ("出生地",
+    "生于") still shares a character."""
+    return roots(text) | set(_CJK.findall(text))
+
+
 def _keys(units: list[tuple[int, int, str]], at: int) -> set[str]:
     """What a unit of the question matches: a word's root (none for a stop word), a Chinese character's
     two-character terms with its neighbours."""
@@ -69,3 +75,17 @@ def _keys(units: list[tuple[int, int, str]], at: int) -> set[str]:
                 and all(_CJK.match(units[k][2]) for k in (left, right)):
             pairs.add(units[left][2] + units[right][2])
     return {pair.lower() for pair in pairs}
+
+
+def unasked(sentence: str, question: str) -> str:
+    """The sentence without the words the question says (Chinese: without its characters): what is left names
+    the page the sentence links to ("Родился в 1981 году в Кремнёве" for "... где родился Олег Самарин?" -> "в
+    1981 году в Кремнёве"), so a search for it finds that page, not the pages sharing the question's words."""
+    asked = roots(question)
+    kept = ""
+    for unit in _UNIT.findall(sentence):
+        if _CJK.match(unit):
+            kept += "" if unit in question else unit
+        elif not roots(unit) & asked:
+            kept += f" {unit} "
+    return " ".join(kept.split()) or sentence

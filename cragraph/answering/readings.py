@@ -19,11 +19,11 @@ context, the plan's hops) and gives candidate answers; none decides which one is
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from cragraph.answering.bridging import bridged_question
+from cragraph.answering.bridging import bridged_question, link_terms, unasked
 from cragraph.answering.candidates import Candidate, names_same
 from cragraph.reader import Passage
 from cragraph.reader.compare import sentences
@@ -37,20 +37,24 @@ CHAIN_TOP = 2  # fillings of a last hop read (the previous hop's best answers)
 PER_PASSAGE = 4  # context passages read one by one
 LINKED = 3  # pages linked from the question's named pages read one by one
 
+Follow = Callable[[Sequence[str]], list[dict[str, Any]]]
+"""Pages of the index that the given sentences (best first) name: a search of the index the answer node builds."""
+
 
 def reader_passage(passage: dict[str, Any]) -> Passage:
     return Passage(passage["text"], passage.get("title") or "", float(passage.get("score") or 0.0))
 
 
 def gather(reader: Reader, question: str, context: Sequence[dict[str, Any]], hops: Sequence[dict[str, Any]],
-           language: str, pool: Sequence[dict[str, Any]] = ()) -> list[Candidate]:
+           language: str, pool: Sequence[dict[str, Any]] = (), follow: Follow | None = None) -> list[Candidate]:
     """Every reading's candidates: one pass and along the plan's hops, and for a span question (no rule answered
     it) passage by passage. `pool`: the retrieved passages grading and refinement set aside, where a page the
     question's named pages link to may be (graded against the whole compound question, a bridge entity's page
-    seldom passes)."""
+    seldom passes); `follow`: a search of the index for the pages a sentence names, which finds a linked page
+    that retrieval for the whole question never reached."""
     candidates = [*one_pass(reader, question, context, language), *along_hops(reader, hops, language)]
     if candidates and candidates[0].reading == "one_pass":
-        candidates += per_passage(reader, question, context, language, candidates, pool)
+        candidates += per_passage(reader, question, context, language, candidates, pool, follow)
     return candidates
 
 
@@ -64,14 +68,18 @@ def one_pass(reader: Reader, question: str, context: Sequence[dict[str, Any]], l
 
 
 def per_passage(reader: Reader, question: str, context: Sequence[dict[str, Any]], language: str,
-                found: Sequence[Candidate] = (), pool: Sequence[dict[str, Any]] = ()) -> list[Candidate]:
+                found: Sequence[Candidate] = (), pool: Sequence[dict[str, Any]] = (),
+                follow: Follow | None = None) -> list[Candidate]:
     """The reader's best span for the whole question in each of the first context passages read alone, and in
     the pages of the entities `found` names; then the pages (of the context or the pool) that the question's
     named pages link to, each asked the link's second hop (bridging.py; span questions only: a rule answers yes / no
-    and "A or B" from the whole context)."""
+    and "A or B" from the whole context). With `follow`, the pages the linking sentences name are searched for in
+    the index too."""
     candidates = []
-    ids = {p.get("id") for p in context}
-    everything = [*context, *(p for p in pool if p.get("id") not in ids)]
+    everything = _distinct([*context, *pool])
+    if follow is not None:
+        said = sorted(linking_sentences(question, everything), key=lambda found: -found[2])
+        everything = _distinct([*everything, *follow([unasked(sentence, question) for _, sentence, _ in said])])
     links = linked_pages(question, everything)
     pages = [*range(min(PER_PASSAGE, len(context))), *bridge_pages(found, context)]
     for index, link in [*((i, None) for i in pages), *((link["to"], link) for link in links)]:
@@ -91,6 +99,26 @@ def per_passage(reader: Reader, question: str, context: Sequence[dict[str, Any]]
     return candidates
 
 
+def linking_sentences(question: str, context: Sequence[dict[str, Any]]) -> list[tuple[int, str, int]]:
+    """(page, sentence, weight) for each sentence of a context page the question names that, with its neighbours,
+    holds some of the question's other terms (weight: how many; a term most of the page's sentences hold does not
+    count): where a page names the bridge of a question about it ("Where was Celia Marchbank's teacher born?" ->
+    her "she studied under ..." sentence)."""
+    titles = [p.get("title") or "" for p in context]
+    asked = link_terms(question)
+    found = []
+    for source in named_pages(question, titles):
+        parts = sentences(context[source].get("text") or "")
+        said = [link_terms(part) for part in parts]
+        common = {t for t in asked if 2 * sum(t in terms for terms in said) > len(said)} if len(said) >= 4 else set()
+        own = link_terms(titles[source]) | common
+        for at, sentence in enumerate(parts):
+            weight = len((set().union(*said[max(0, at - 1):at + 2]) & asked) - own)
+            if weight:
+                found.append((source, sentence.strip(), weight))
+    return found
+
+
 def linked_pages(question: str, context: Sequence[dict[str, Any]], top: int = LINKED) -> list[dict[str, Any]]:
     """Context pages that a page the question names links to, best first by how many of the question's other
     terms the linking sentence and its neighbours hold (at least one): "Where was Celia Marchbank's teacher
@@ -100,25 +128,29 @@ def linked_pages(question: str, context: Sequence[dict[str, Any]], top: int = LI
     linked page, "sentence": the linking one}."""
     titles = [p.get("title") or "" for p in context]
     named = named_pages(question, titles)
-    asked = roots(question)
     terms = [roots(title) for title in titles]
     unique = [{t for t in own if len(t) >= 4 and not any(t in other for j, other in enumerate(terms) if j != i)}
               for i, own in enumerate(terms)]
     best: dict[int, tuple[int, int, str]] = {}
-    for source in named:
-        parts = sentences(context[source].get("text") or "")
-        for at, sentence in enumerate(parts):
-            said = roots(sentence)
-            near = said | roots(" ".join(parts[max(0, at - 1):at + 2]))
-            weight = len((near & asked) - terms[source])
-            if not weight:
-                continue
-            linked = set(named_pages(sentence, titles)) | {i for i, own in enumerate(unique) if own & said}
-            for target in linked - {source, *named}:
-                if weight > best.get(target, (0, 0, ""))[0]:
-                    best[target] = (weight, source, sentence.strip())
+    for source, sentence, weight in linking_sentences(question, context):
+        said = roots(sentence)
+        linked = set(named_pages(sentence, titles)) | {i for i, own in enumerate(unique) if own & said}
+        for target in linked - {source, *named}:
+            if weight > best.get(target, (0, 0, ""))[0]:
+                best[target] = (weight, source, sentence)
     ranked = sorted(best, key=lambda t: (-best[t][0], t))[:top]
     return [{"from": best[t][1], "to": t, "sentence": best[t][2]} for t in ranked]
+
+
+def _distinct(passages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The passages, each id once, first kept."""
+    seen: set[Any] = set()
+    kept = []
+    for passage in passages:
+        if passage.get("id") not in seen:
+            seen.add(passage.get("id"))
+            kept.append(passage)
+    return kept
 
 
 def bridge_pages(found: Sequence[Candidate], context: Sequence[dict[str, Any]]) -> list[int]:

@@ -116,3 +116,42 @@ def test_a_page_the_named_page_links_to_is_read_from_the_retrieved_pool_and_cite
     assert [c["id"] for c in answered["citations"]] == ["fenwick#0", "rell#0"]
     assert "Tobias Rell" in answered["evidence"][0]["sentence"] and answered["evidence"][0]["n"] == 1
     assert "Saltmere" in answered["evidence"][1]["sentence"] and answered["evidence"][1]["n"] == 2
+
+
+LINKED_DOCS = [
+    {"id": "marlow", "title": "Petra Marlow",
+     "text": "Petra Marlow is the head brewer of Ashcombe Ales. She grew up on a farm and was born in Kestrel Bay "
+             "in 1979. Her colleague Jon Fell was born in Lowick."},
+    {"id": "kestrel", "title": "Kestrel Bay",
+     "text": "Kestrel Bay is a fishing town on the Orrin estuary. About 4,200 people live there. The Orrin river "
+             "meets the sea at its harbour."},
+    {"id": "lowick", "title": "Lowick", "text": "Lowick is a market town on the Seldon river, with 9,800 people."},
+    {"id": "ashcombe", "title": "Ashcombe Ales",
+     "text": "Ashcombe Ales is a brewery founded in 2011. Its head brewer is Petra Marlow."},
+    {"id": "fell", "title": "Jon Fell", "text": "Jon Fell is a maltster. He has worked for Ashcombe Ales since 2015."},
+    {"id": "seldon", "title": "Seldon", "text": "The Seldon is a river of 48 km that flows through Lowick."},
+    {"id": "hopfair", "title": "Lowick Hop Fair", "text": "The hop fair is held in Lowick every September."},
+    {"id": "orrin", "title": "Orrin", "text": "The Orrin rises in the hills and is 31 km long."},
+]
+
+
+def test_a_linked_page_retrieval_never_reached_is_searched_for_in_the_index(tmp_path, tiny_embedder_dir):
+    index = build_tiny_index(tmp_path, tiny_embedder_dir, LINKED_DOCS)
+    page = {"id": "marlow#0", "doc_id": "marlow", "title": "Petra Marlow", "source": "index", "url": None,
+            "text": LINKED_DOCS[0]["text"]}
+    question = "How many people live in the town where Petra Marlow was born?"
+    # retrieval and grading left only her page: the town's page is found through her "born in" sentence
+    state = {"question": question, "language": "en", "selected": [page], "candidates": [page],
+             "verdict": "correct"}
+    result = answer(state, Runtime(context=context(index, answer_threshold=0.0)))
+    linked = {c["chain"][0]["answer"]: c for c in result["trace"][0]["candidates"] if c["reading"] == "linked"}
+    assert "Kestrel Bay" in linked and "4,200" in linked["Kestrel Bay"]["answer"]
+    assert linked["Kestrel Bay"]["chain"][0]["passage_id"] == "marlow#0"
+
+
+def test_a_linking_sentence_is_searched_for_by_the_words_the_question_does_not_say():
+    from cragraph.answering.bridging import unasked
+
+    said = unasked("She was born in Kestrel Bay in 1979.", "Where was Petra Marlow born?")
+    assert said == "She was in Kestrel Bay in 1979"
+    assert unasked("她出生于石湾镇。", "周立出生的镇有多少人口？") == "她于石湾"
