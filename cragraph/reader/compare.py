@@ -202,4 +202,4 @@ def _value(opening: str, kind: str) -> float | None:
 
 
 def _unit_follows(text: str, end: int) -> bool:
-    return bool(re.match(r"\s*(?:km|m|ft|metres|meters|miles|kg|tons|км|м|公里|米)\b", text[end : end + 12]))
+    return bool(re.match(r"\s*(?:(?:km|m|ft|metres|meters|miles|kg|tons|км|м)\b|公里|千米|米)", text[end : end + 12]))

@@ -22,7 +22,14 @@ def named_pages(question: str, titles: Sequence[str]) -> list[int]:
             found.setdefault(frozenset(shared), (min(at[t] for t in shared), max(at[t] for t in shared), index))
     # a name inside a longer named one ("Rookstead" in "Rookstead Footbridge") is not an entity of its own here
     kept = [k for k in found if not any(k < other for other in found)]
-    return [found[k][2] for k in sorted(kept, key=lambda k: found[k][0])]
+    return [found[k][2] for k in sorted(kept, key=lambda k: (_first(k, kept, at), found[k][0]))]
+
+
+def _first(name: frozenset[str], names: Sequence[frozenset[str]], at: dict[str, int]) -> int:
+    """Where the question first says a term of the name that the other names lack ("Lumm" of "River Lumm" beside
+    "River Pease"), so two names sharing a word keep the question's order; any of its terms when it has none."""
+    own = name - set().union(*(other for other in names if other != name))
+    return min(at[t] for t in own or name)
 
 
 def span_of(question: str, title: str, other: str = "") -> tuple[int, int]:

@@ -37,6 +37,20 @@ def test_russian_and_chinese_comparisons_name_their_pages_in_any_inflection():
     assert compared_claim("鹤原电视塔的高度超过200米吗？", zh) == (True, 0)
 
 
+def test_two_names_sharing_a_word_are_compared_in_the_order_the_question_says_them():
+    rivers = [Passage("The River Skell runs 42 km from the moors to the sea.", "River Skell"),
+              Passage("The River Aldon is 61 km long.", "River Aldon")]
+    assert named_pages("Is the River Aldon longer than the River Skell?", [p.title for p in rivers]) == [1, 0]
+    assert compared_claim("Is the River Aldon longer than the River Skell?", rivers) == (True, 1)
+    assert compared_claim("Is the River Skell longer than the River Aldon?", rivers) == (False, 0)
+
+
+def test_a_chinese_number_followed_by_its_unit_is_a_size_not_a_year():
+    towers = [Passage("临江大桥全长1260米，2009年通车。", "临江大桥")]
+    assert compared_claim("临江大桥全长超过1000米吗？", towers) == (True, 0)
+    assert compared_claim("临江大桥全长超过1500米吗？", towers) == (False, 0)
+
+
 def test_a_question_that_compares_nothing_it_names_is_left_to_the_reader():
     assert compared_claim("Is the Marrow Bridge beautiful?", BRIDGES) is None
     assert compared_claim("Is the Orrin Viaduct longer than the Marrow Bridge?", BRIDGES) is None  # no page: no value

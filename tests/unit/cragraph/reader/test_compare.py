@@ -68,3 +68,16 @@ def test_an_option_without_its_own_page_is_not_compared_or_chosen_by_a_rule() ->
     beck = Passage("The Wenning Beck is a moorland stream 9 km long.", "Wenning Beck")
     both = load_reader().read_ranked(question, [tolley, beck], "en", top=1)
     assert both and both[0].rule == "compared" and "Tolley" in both[0].text
+
+
+@pytest.mark.parametrize(("question", "kind"), [
+    ("Лесная длиннее Ирмы?", "yesno"),  # no "ли", no question word: yes or no all the same
+    ("Правда ли, что Ирма впадает в Лесную?", "yesno"),
+    ("Мост длиннее, чем 500 метров?", "yesno"),
+    ("Где родилась Вера Ланская?", "span"),
+    ("Какая река течёт через Ирмовск?", "span"),
+    ("Сколько человек живёт в Ирмовске?", "span"),
+    ("Чем известна Вера Ланская?", "span"),
+])
+def test_a_russian_question_without_a_question_word_asks_yes_or_no(question: str, kind: str) -> None:
+    assert question_form(question, "ru").kind == kind
