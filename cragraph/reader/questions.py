@@ -17,7 +17,8 @@ _EN_AUX = re.compile(r"^(is|are|was|were|do|does|did|can|could|has|have|had|will
 _RU_YESNO = re.compile(r"(?:^|\s)ли(?:\s|$)|^(?:правда|верно)\b", re.I)
 # a Russian question without a question word asks yes or no even without "ли" ("Лозня длиннее Мелети?")
 _RU_WH = re.compile(r"(?:^|[^\w])(?:кто|кого|кому|кем|что|чего|чему|где|когда|куда|откуда|почему|зачем|как\w*|"
-                    r"сколько|чей|чья|чь[её]\w*|котор\w+)(?=[^\w]|$)|^чем\b", re.I)
+                    r"\w*скольк\w*|чей|чья|чь\w+|котор\w+)(?=[^\w]|$)|^чем\b|"
+                    r"\b(?:в|во|с|со|о|об|на|при|за|над|под|перед)\s+чем\b|^\w+ите\b", re.I)
 _CYRILLIC = re.compile(r"[а-яё]", re.I)
 _ZH_YESNO = re.compile(r"吗[？?]?$|是否|是不是|有没有")
 _ZH_WH = re.compile(r"哪|什么|谁|几|多少|怎么|为什么|何")

@@ -78,6 +78,11 @@ def test_an_option_without_its_own_page_is_not_compared_or_chosen_by_a_rule() ->
     ("Какая река течёт через Ирмовск?", "span"),
     ("Сколько человек живёт в Ирмовске?", "span"),
     ("Чем известна Вера Ланская?", "span"),
+    ("С чем граничит Ирмовский район?", "span"),
+    ("Насколько Лесная длиннее Ирмы?", "span"),
+    ("Чьи картины висят в музее Ирмовска?", "span"),
+    ("Назовите приток Ирмы?", "span"),
+    ("Where does the Irma flow?", "span"),  # not Russian, whatever language it is tagged
 ])
 def test_a_russian_question_without_a_question_word_asks_yes_or_no(question: str, kind: str) -> None:
     assert question_form(question, "ru").kind == kind
