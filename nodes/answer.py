@@ -28,7 +28,7 @@ from cragraph.answering import Candidate, load_decision
 from cragraph.answering.candidates import sentences_holding
 from cragraph.answering.decision import answers, choose
 from cragraph.answering.features import featurize
-from cragraph.answering.readings import Follow, gather
+from cragraph.answering.readings import Follow, gather, with_option_pages
 from cragraph.config import operator
 from cragraph.context import Context
 from cragraph.knowledge.evidence import citations, evidence_records, renumber, scored_sentences
@@ -50,8 +50,8 @@ from stores.chinese_script import script_language
 from stores.text import language_of
 from stores.tokenize import tokenize
 
-FOLLOWED = 6  # linking sentences searched for the pages they name
-FOLLOWED_HITS = 3  # index pages kept per linking sentence
+FOLLOWED = 6  # texts searched for the pages they name (linking sentences, options)
+FOLLOWED_HITS = 3  # index pages kept per text
 _MARKER = re.compile(r"\[(\d{1,3})\]")
 _SPACES = re.compile(r"\s+")
 
@@ -89,8 +89,9 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 ],
             }
     reader = load_reader(operator().answer.reader_path)
-    candidates = gather(reader, state["question"], context, hops, language, state.get("candidates") or [],
-                        _follow(state, runtime))
+    follow = _follow(state, runtime)
+    context = with_option_pages(state["question"], context, language, follow)
+    candidates = gather(reader, state["question"], context, hops, language, state.get("candidates") or [], follow)
     if not candidates:
         return _abstain(timer, state, language, "no reading found an answer span" + _web_reason(state))
     _graded(candidates, state)
@@ -125,8 +126,8 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
 
 def _follow(state: State, runtime: Runtime[Context]) -> Follow | None:
-    """A search of the index (BM25: a linking sentence names its page's title) for the pages the given sentences
-    name, within the caller's filters and visible rows; None without an index."""
+    """A search of the index (BM25: a linking sentence or an option's name holds a page's title) for the pages
+    the given texts name, within the caller's filters and visible rows; None without an index."""
     try:
         bundle = bundle_of(settings_of(runtime))
     except IndexUnavailable:
@@ -134,9 +135,9 @@ def _follow(state: State, runtime: Runtime[Context]) -> Follow | None:
     retriever = HybridRetriever(bundle, visible=visible_of(runtime, bundle))
     filters = state.get("filters") or None
 
-    def follow(sentences: Sequence[str]) -> list[dict[str, Any]]:
-        return [passage_of(hit) for sentence in sentences[:FOLLOWED]
-                for hit in retriever.search(sentence, k=FOLLOWED_HITS, mode="bm25", filters=filters)]
+    def follow(texts: Sequence[str]) -> list[dict[str, Any]]:
+        return [passage_of(hit) for text in texts[:FOLLOWED]
+                for hit in retriever.search(text, k=FOLLOWED_HITS, mode="bm25", filters=filters)]
 
     return follow
 

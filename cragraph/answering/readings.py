@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Any
 from cragraph.answering.bridging import bridged_question, link_terms, unasked
 from cragraph.answering.candidates import Candidate, names_same
 from cragraph.reader import Passage
-from cragraph.reader.compare import sentences
+from cragraph.reader.compare import page_of, sentences
 from cragraph.reader.names import named_pages, roots
+from cragraph.reader.questions import question_form
 
 if TYPE_CHECKING:  # the reader module imports torch; the graph loads it on first use only
     from cragraph.reader.reader import Reader
@@ -38,7 +39,8 @@ PER_PASSAGE = 4  # context passages read one by one
 LINKED = 3  # pages linked from the question's named pages read one by one
 
 Follow = Callable[[Sequence[str]], list[dict[str, Any]]]
-"""Pages of the index that the given sentences (best first) name: a search of the index the answer node builds."""
+"""Pages of the index for the given texts (linking sentences best first, or an option's name): a search of the
+index the answer node builds."""
 
 
 def reader_passage(passage: dict[str, Any]) -> Passage:
@@ -56,6 +58,22 @@ def gather(reader: Reader, question: str, context: Sequence[dict[str, Any]], hop
     if candidates and candidates[0].reading == "one_pass":
         candidates += per_passage(reader, question, context, language, candidates, pool, follow)
     return candidates
+
+
+def with_option_pages(question: str, context: Sequence[dict[str, Any]], language: str,
+                      follow: Follow | None) -> list[dict[str, Any]]:
+    """The context, and for an "A or B" question the page of each option it lacks, searched for in the index by
+    the option's name: the options rule compares only options it has the pages of, and retrieval for the whole
+    question may have reached one of them only ("Which came out first, the Tansy T1 or the Tansy T2?")."""
+    form = question_form(question, language)
+    if form.kind != "options" or follow is None:
+        return list(context)
+    pages = list(context)
+    for option in form.options:
+        if page_of(option, [reader_passage(p) for p in pages]) is None:
+            found = [p for p in follow([option]) if page_of(option, [reader_passage(p)]) is not None]
+            pages += [p for p in found[:1] if p.get("id") not in {q.get("id") for q in pages}]
+    return pages
 
 
 def one_pass(reader: Reader, question: str, context: Sequence[dict[str, Any]], language: str) -> list[Candidate]:

@@ -23,7 +23,7 @@ _CYRILLIC = re.compile(r"[а-яё]", re.I)
 _ZH_YESNO = re.compile(r"吗[？?]?$|是否|是不是|有没有")
 _ZH_WH = re.compile(r"哪|什么|谁|几|多少|怎么|为什么|何")
 _ZH_WHICH_OF_TWO = re.compile(
-    r"^(.{1,20}?)(?:和|与|跟|同)(.{1,20}?)(?:中|之中|两者中)?(?:哪个|哪一个|哪家|哪座|哪条|谁)"
+    r"^(.{1,20}?)(?:和|与|跟|同)(.{1,20}?)[，,、]?(?:中|之中|两者中)?(?:哪(?!些)一?[\u4e00-\u9fff]|谁)"
 )
 _OR = re.compile(r"\s+(?:or|или)\s+|还是|或是", re.I)
 _LEAD = re.compile(r"^(?:(?:is|are|was|were|do|does|did|has|have|had)\s+)", re.I)

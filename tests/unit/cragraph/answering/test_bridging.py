@@ -46,3 +46,4 @@ def test_a_question_that_holds_none_of_the_named_pages_words_is_asked_as_it_was(
     question = "Where was the founder born?"
     assert bridged_question(question, "Brackwater Ceramics", "Brackwater Ceramics was founded by Odile Marchetti.",
                             "Odile Marchetti", "Odile Marchetti was born in Pell Harbour.") == question
+

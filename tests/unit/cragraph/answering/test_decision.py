@@ -153,3 +153,20 @@ def test_asked_cover_is_what_the_candidates_sentence_says_of_what_the_question_a
     assert villages.features["asked_cover"] == 0.0  # about the Harl, silent on its length
     assert neighbour.features["asked_cover"] == 1.0  # the length, of another river
     assert villages.features["first_hop"] == 1.0 and neighbour.features["first_hop"] == 0.0
+
+
+def test_an_option_page_the_context_lacks_is_searched_for_by_its_name():
+    from cragraph.answering.readings import with_option_pages
+
+    kessa = {"id": "kessa#0", "title": "Kessa Ferry", "text": "The Kessa Ferry began sailing in 1954."}
+    tarn = {"id": "tarn#0", "title": "Tarn Ferry", "text": "The Tarn Ferry began sailing in 1961."}
+    searched: list[str] = []
+
+    def follow(texts):
+        searched.extend(texts)
+        return [kessa, tarn]  # an index's hits: the named page among them, whatever their order
+
+    question = "Which ferry is older, the Tarn Ferry or the Kessa Ferry?"
+    pages = with_option_pages(question, [kessa], "en", follow)
+    assert [p["id"] for p in pages] == ["kessa#0", "tarn#0"] and searched == ["the Tarn Ferry"]
+    assert with_option_pages("Where does the Kessa Ferry sail?", [kessa], "en", follow) == [kessa]

@@ -86,3 +86,10 @@ def test_an_option_without_its_own_page_is_not_compared_or_chosen_by_a_rule() ->
 ])
 def test_a_russian_question_without_a_question_word_asks_yes_or_no(question: str, kind: str) -> None:
     assert question_form(question, "ru").kind == kind
+
+
+@pytest.mark.parametrize("question", ["兰舟号和白帆号，哪艘船更长？", "晨光S1和晨光S2哪款先推出？",
+                                      "兰舟号和白帆号谁更早下水？"])
+def test_a_chinese_which_of_two_takes_any_measure_word(question: str) -> None:
+    assert question_form(question, "zh").kind == "options"
+    assert question_form("兰舟镇有哪些河流？", "zh").kind == "span"
