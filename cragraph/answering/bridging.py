@@ -49,7 +49,17 @@ def bridged_question(question: str, named: str, sentence: str, linked: str, link
     start, end = units[first][0], units[last][1]
     if start > 0 and end < len(question) and question[start - 1] in _OPENING and question[end] in _CLOSING:
         start, end = start - 1, end + 1  # «Сверкан» as a whole
-    return f"{question[:start]}{_PARENTHESES.sub('', linked).strip()}{question[end:]}"
+    return f"{question[:start]}{spoken(linked, linked_text)}{question[end:]}"
+
+
+def spoken(title: str, text: str) -> str:
+    """A page title as its page says it: without its parenthesized qualifier, and a catalogue name "Surname, Given
+    Names" in the order the page writes it ("Лесницкая, Варвара Петровна" -> "Варвара Петровна Лесницкая")."""
+    title = _PARENTHESES.sub("", title).strip()
+    parts = [part.strip() for part in title.split(",")]
+    if len(parts) == 2 and all(parts) and title not in text and f"{parts[1]} {parts[0]}" in text:
+        return f"{parts[1]} {parts[0]}"
+    return title
 
 
 def _terms(text: str) -> set[str]:

@@ -40,8 +40,9 @@ def best_spans(
 
 def clean_span(text: str, start: int, end: int) -> tuple[int, int]:
     """Whole words only, then shrink [start, end) past whitespace and edge punctuation and cut at a bracket
-    left open (a closing bracket stays if one opened). Subword tokens end inside words ("Чарльзом Ричард|ом")."""
-    start, end = _whole_words(text, start, end)
+    left open (a closing bracket stays if one opened). Subword tokens end inside words ("Чарльзом Ричард|ом").
+    A name cut at its "of" is made whole ("Quellbrook College| of Design", "University of |Carrow Bay")."""
+    start, end = _whole_name(text, *_whole_words(text, start, end))
     opened = text.rfind("(", start, end)
     if opened > start and ")" not in text[opened:end]:
         end = opened
@@ -51,6 +52,35 @@ def clean_span(text: str, start: int, end: int) -> tuple[int, int]:
         if text[end - 1] == ")" and "(" in text[start : end - 1]:
             break
         end -= 1
+    return start, end
+
+
+_OF = re.compile(r"\s+(?:of|de|du|da|del|von|van|der)\s+(?:the\s+)?$|^\s+(?:of|de|du|da|del|von|van|der)\s+(?:the\s+)?")
+_WORD = re.compile(r"[^\W\d_][\w'’-]*")
+
+
+def _whole_name(text: str, start: int, end: int) -> tuple[int, int]:
+    """Widen a capitalized span over the "of" part of the name it stands in: "of" and the capitalized words after
+    it, or the capitalized words and "of" before it. A span in lower case stays."""
+    words = text[start:end].split()
+    if not words or not (words[0][:1].isupper() and words[-1][:1].isupper()):
+        return start, end
+    joined = _OF.match(text[end:end + 12])
+    if joined:
+        at, last = end + joined.end(), None
+        while (word := _WORD.match(text, at)) and word.group()[:1].isupper():
+            last, at = word.end(), word.end() + 1
+            if text[word.end():word.end() + 1] != " ":
+                break
+        end = last or end
+    joined = _OF.search(text[max(0, start - 12):start])
+    if joined:
+        at, first = max(0, start - 12) + joined.start(), None
+        for word in reversed(list(_WORD.finditer(text[max(0, at - 80):at]))):
+            if not word.group()[:1].isupper() or text[max(0, at - 80) + word.end():at].strip(" "):
+                break
+            first, at = max(0, at - 80) + word.start(), max(0, at - 80) + word.start()
+        start = first if first is not None else start
     return start, end
 
 

@@ -1,6 +1,7 @@
 """Fast unit tests of the reader's model-free parts ."""
 
 import numpy as np
+import pytest
 
 from cragraph.reader.decode import best_spans, clean_span
 from cragraph.reader.questions import question_form
@@ -165,3 +166,16 @@ def test_a_reranker_fitted_on_other_features_is_refused(tmp_path) -> None:
     (tmp_path / "config.json").write_text(json.dumps(config))
     with pytest.raises(ReaderWeightsError, match="re-ranker"):
         read_weights(tmp_path)
+
+
+@pytest.mark.parametrize(("text", "span", "whole"), [
+    ("She studied at Kestrel College of Design in 1990.", "Kestrel College", "Kestrel College of Design"),
+    ("He graduated from the University of Tarn Bay in 1971.", "Tarn Bay", "University of Tarn Bay"),
+    ("The mill was sold to the Bank of Orrin in 1902.", "Orrin", "Bank of Orrin"),
+    ("It is the capital of Marrowfen.", "Marrowfen", "Marrowfen"),  # "capital" is no part of a name
+    ("The war of 1812 ended it.", "war", "war"),  # a span in lower case stays
+])
+def test_a_name_cut_at_its_of_is_made_whole(text, span, whole):
+    at = text.index(span)
+    start, end = clean_span(text, at, at + len(span))
+    assert text[start:end] == whole
