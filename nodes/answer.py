@@ -89,7 +89,7 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 ],
             }
     reader = load_reader(operator().answer.reader_path)
-    follow = _follow(state, runtime)
+    follow = _follow(state, runtime, settings)
     context = with_option_pages(state["question"], context, language, follow)
     candidates = gather(reader, state["question"], context, hops, language, state.get("candidates") or [], follow)
     if not candidates:
@@ -125,11 +125,11 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     return {**update, "trace": [timer.record(decision, counts, scores, note, candidates=readings, chain=chain)]}
 
 
-def _follow(state: State, runtime: Runtime[Context]) -> Follow | None:
+def _follow(state: State, runtime: Runtime[Context], settings: Context) -> Follow | None:
     """A search of the index (BM25: a linking sentence or an option's name holds a page's title) for the pages
     the given texts name, within the caller's filters and visible rows; None without an index."""
     try:
-        bundle = bundle_of(settings_of(runtime))
+        bundle = bundle_of(settings)
     except IndexUnavailable:
         return None
     retriever = HybridRetriever(bundle, visible=visible_of(runtime, bundle))

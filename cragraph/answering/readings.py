@@ -72,7 +72,7 @@ def with_option_pages(question: str, context: Sequence[dict[str, Any]], language
     for option in form.options:
         if page_of(option, [reader_passage(p) for p in pages]) is None:
             found = [p for p in follow([option]) if page_of(option, [reader_passage(p)]) is not None]
-            pages += [p for p in found[:1] if p.get("id") not in {q.get("id") for q in pages}]
+            pages = _distinct([*pages, *found[:1]])
     return pages
 
 

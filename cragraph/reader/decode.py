@@ -55,8 +55,11 @@ def clean_span(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-_OF = re.compile(r"\s+(?:of|de|du|da|del|von|van|der)\s+(?:the\s+)?$|^\s+(?:of|de|du|da|del|von|van|der)\s+(?:the\s+)?")
-_WORD = re.compile(r"[^\W\d_][\w'’-]*")
+_JOINER = r"(?:of|de|du|da|del|von|van|der)\s+(?:the\s+)?"
+_OF_AFTER = re.compile(rf"\s+{_JOINER}")  # " of " right after a span
+_OF_BEFORE = re.compile(rf"\s+{_JOINER}$")  # " of " right before a span
+_NEXT_WORD = re.compile(r"[^\W\d_][\w'’-]*")
+_LAST_WORD = re.compile(r"[^\W\d_][\w'’-]* *$")
 
 
 def _whole_name(text: str, start: int, end: int) -> tuple[int, int]:
@@ -65,22 +68,16 @@ def _whole_name(text: str, start: int, end: int) -> tuple[int, int]:
     words = text[start:end].split()
     if not words or not (words[0][:1].isupper() and words[-1][:1].isupper()):
         return start, end
-    joined = _OF.match(text[end:end + 12])
-    if joined:
-        at, last = end + joined.end(), None
-        while (word := _WORD.match(text, at)) and word.group()[:1].isupper():
-            last, at = word.end(), word.end() + 1
-            if text[word.end():word.end() + 1] != " ":
+    if joined := _OF_AFTER.match(text, end):
+        at = joined.end()
+        while (word := _NEXT_WORD.match(text, at)) and word.group()[:1].isupper():
+            end, at = word.end(), word.end() + 1
+            if text[word.end():at] != " ":
                 break
-        end = last or end
-    joined = _OF.search(text[max(0, start - 12):start])
-    if joined:
-        at, first = max(0, start - 12) + joined.start(), None
-        for word in reversed(list(_WORD.finditer(text[max(0, at - 80):at]))):
-            if not word.group()[:1].isupper() or text[max(0, at - 80) + word.end():at].strip(" "):
-                break
-            first, at = max(0, at - 80) + word.start(), max(0, at - 80) + word.start()
-        start = first if first is not None else start
+    if joined := _OF_BEFORE.search(text, max(0, start - 12), start):
+        at = joined.start()
+        while (word := _LAST_WORD.search(text, max(0, at - 40), at)) and word.group()[:1].isupper():
+            start = at = word.start()
     return start, end
 
 

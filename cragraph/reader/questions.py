@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from stores.text import script_of
 from stores.tokenize import tokenize
 
 _EN_AUX = re.compile(r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|am)\b", re.I)
@@ -19,7 +20,6 @@ _RU_YESNO = re.compile(r"(?:^|\s)ли(?:\s|$)|^(?:правда|верно)\b", r
 _RU_WH = re.compile(r"(?:^|[^\w])(?:кто|кого|кому|кем|что|чего|чему|где|когда|куда|откуда|почему|зачем|как\w*|"
                     r"\w*скольк\w*|чей|чья|чь\w+|котор\w+)(?=[^\w]|$)|^чем\b|"
                     r"\b(?:в|во|с|со|о|об|на|при|за|над|под|перед)\s+чем\b|^\w+ите\b", re.I)
-_CYRILLIC = re.compile(r"[а-яё]", re.I)
 _ZH_YESNO = re.compile(r"吗[？?]?$|是否|是不是|有没有")
 _ZH_WH = re.compile(r"哪|什么|谁|几|多少|怎么|为什么|何")
 _ZH_WHICH_OF_TWO = re.compile(
@@ -72,7 +72,7 @@ def question_form(question: str, language: str) -> QuestionForm:
     if language == "zh":
         return QuestionForm("yesno") if _ZH_YESNO.search(q) and not _ZH_WH.search(q) else QuestionForm("span")
     if language == "ru":
-        yesno = _RU_YESNO.search(q) or (q.endswith("?") and _CYRILLIC.search(q) and not _RU_WH.search(q))
+        yesno = _RU_YESNO.search(q) or (q.endswith("?") and script_of(q) == "CYRILLIC" and not _RU_WH.search(q))
         return QuestionForm("yesno") if yesno else QuestionForm("span")
     if q.endswith("?") and _EN_AUX.match(q):
         return QuestionForm("yesno")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from cragraph.answering.bridging import bridged_question
+from cragraph.answering.bridging import bridged_question, spoken
 
 
 @pytest.mark.parametrize(("sentence", "linked_text"), [
@@ -48,10 +48,7 @@ def test_a_question_that_holds_none_of_the_named_pages_words_is_asked_as_it_was(
                             "Odile Marchetti", "Odile Marchetti was born in Pell Harbour.") == question
 
 
-
 def test_a_catalogue_title_is_asked_in_the_order_its_page_writes_it():
-    from cragraph.answering.bridging import spoken
-
     assert spoken("Ланская, Вера Ильинична", "Вера Ильинична Ланская (1931) — архитектор.") == "Вера Ильинична Ланская"
     assert spoken("Orrin, Tessary", "Orrin, Tessary is a port on the coast.") == "Orrin, Tessary"
     assert spoken("Тальвея (компания)", "Тальвея — компания.") == "Тальвея"

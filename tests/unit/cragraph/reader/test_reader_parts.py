@@ -172,6 +172,8 @@ def test_a_reranker_fitted_on_other_features_is_refused(tmp_path) -> None:
     ("She studied at Kestrel College of Design in 1990.", "Kestrel College", "Kestrel College of Design"),
     ("He graduated from the University of Tarn Bay in 1971.", "Tarn Bay", "University of Tarn Bay"),
     ("The mill was sold to the Bank of Orrin in 1902.", "Orrin", "Bank of Orrin"),
+    ("Its harbour grew in the nineteenth century, and the fleet moved south when the company that owned it "
+     "was sold to the Royal Bank of Orrin in 1902.", "Orrin", "Royal Bank of Orrin"),  # far into a passage
     ("It is the capital of Marrowfen.", "Marrowfen", "Marrowfen"),  # "capital" is no part of a name
     ("The war of 1812 ended it.", "war", "war"),  # a span in lower case stays
 ])
