@@ -10,9 +10,11 @@ answer_yesno; a question it cannot decide gets no answer, never a default.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from cragraph.reader.claims import SAME, compared_claim, paired_claim
 from cragraph.reader.compare import Compared, page_of
+from cragraph.reader.hidden_question import hidden_claim, names_value
 from cragraph.reader.inputs import Scored
 from cragraph.reader.questions import _capitalized_run
 from cragraph.reader.types import Passage, ReaderAnswer
@@ -62,7 +64,8 @@ def _entities(question: str) -> list[str]:
 
 
 def answer_yesno(
-    question: str, passages: list[Passage], scored: Scored, candidates: list[ReaderAnswer], language: str
+    question: str, passages: list[Passage], scored: Scored, candidates: list[ReaderAnswer], language: str,
+    read: Callable[[str], ReaderAnswer | None],
 ) -> ReaderAnswer | None:
     """A comparison ("Is A longer than B?") by the values of the pages (cragraph.reader.claims); "Are A and B both
     X?" by X's words in the opening of each one's passage, else by what the reader points at in each page; any
@@ -89,6 +92,13 @@ def answer_yesno(
         return answered(paired[0], paired[1], sentence_of(paired[1]))
     if typed is not None:
         return answered(False, typed[1], sentence_of(typed[1]))
+    hidden = hidden_claim(question, [p.title for p in passages], language)
+    if hidden is not None:
+        found = read(hidden.question)
+        if found is not None and found.kind == "span":
+            holds = names_value(found.text, hidden.value)
+            return ReaderAnswer(yes if holds else no, "yes" if holds else "no", found.passage, found.sentence, -1,
+                                -1, found.score, span_score=found.span_score, sentence_score=found.sentence_score)
     claim = _claim_span(question, passages, candidates)
     if claim is None:
         return None

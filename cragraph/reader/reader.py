@@ -189,7 +189,8 @@ class Reader:
         candidates = self.spans(scored)
         form = question_form(question, language)
         if form.kind == "yesno":
-            decided = answer_yesno(question, passages, scored, candidates, language)
+            decided = answer_yesno(question, passages, scored, candidates, language,
+                                   lambda hidden: self._read(hidden, passages, language)[0])
             if decided is not None:
                 decided = replace(decided, rule="yes_no",
                                   margin=no_answer_margin(scored, decided) if decided.span_score else None)

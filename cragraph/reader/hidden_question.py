@@ -1,0 +1,142 @@
+"""A yes / no claim read as the question it hides: "Was Tamsin Verrow born in Rookstead?" is "Where was Tamsin
+Verrow born?" with "Rookstead" claimed as its answer.
+
+Why: the span reader was trained on questions that ask for a span. Given the claim itself it points at whatever
+the claim's sentence holds ("1960" for the claimed birthplace, a distractor's "born in Rookstead"), so deciding
+from its span said "no" to nearly every claim. Given the hidden question it points at the page's own answer,
+which either names the claimed value (yes) or names another one (no).
+
+The claimed value is the last name the question gives after its subject (the first name: a page title the
+question names, a capitalised run, a quoted title, a Chinese place name); the hidden question replaces it, with
+the preposition before it, by a question word ("where" after "in" / "в" / "在", else "what" / "что" / "谁").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cragraph.reader.names import named_pages, root
+from stores.tokenize import tokenize
+
+_WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_QUOTED = re.compile(r"«[^»]{1,80}»|“[^”]{1,80}”|\"[^\"]{1,80}\"|《[^》]{1,40}》|「[^」]{1,40}」")
+_ZH_PLACE = re.compile(r"[\u4e00-\u9fff]{2}(?:市|县|镇|省|区|村|州|乡|岛|港)(?![\u4e00-\u9fff]?[市县镇省区村州乡岛港])")
+_EN_AUX = re.compile(r"^(is|are|was|were|do|does|did|has|have|had|can|could|will|would)\s+", re.I)
+_EN_ARTICLE = re.compile(r"\s+(?:the|a|an)$", re.I)
+_EN_PLACE_PREP = re.compile(r"\s+(?:in|at|near)$", re.I)
+_RU_LEAD = re.compile(r"^(?:правда|верно)\s+ли\s*,?\s*(?:что\s+)?", re.I)
+_RU_LI = re.compile(r"\s+ли(?=\s|$)", re.I)
+_RU_PLACE_PREP = re.compile(r"\s+(?:в|во|на)$", re.I)
+_ZH_TAIL = re.compile(r"吗?[？?]?$")
+_ZH_PLACE_BEFORE = ("在", "于", "从", "到", "自")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """The claimed value as the question writes it, and the question that hides it."""
+
+    value: str
+    question: str
+
+
+def hidden_claim(question: str, titles: Sequence[str], language: str) -> Claim | None:
+    """The claim's value and the question it hides, or None when the question names no value after its
+    subject ("Is it open?")."""
+    names = _names(question, titles)
+    if len(names) < 2:
+        return None
+    start, end = names[-1]
+    if language == "ru" and not _CJK.search(question):
+        # «в Ольховецком политехническом институте»: the words after the last name belong to it
+        tail = question[end:].rstrip(" ?？.!")
+        if tail and not any(w[:1].isupper() for w in tail.split()):
+            end += len(tail)
+    hidden = _hide(question, start, end, language)
+    if not hidden:
+        return None
+    return Claim(question[start:end], hidden)
+
+
+def names_value(answer: str, value: str) -> bool:
+    """The answer names the claimed value: one holds the other, or (for inflected words) they share a name word's
+    root ("Ольховецкий политехнический институт" / "Ольховецком")."""
+    a, v = _plain(answer), _plain(value)
+    if not a or not v:
+        return False
+    if a in v or v in a:
+        return True
+    words = {root(t) for t in tokenize(value) if len(t) >= 5 and not _CJK.search(t)}
+    return bool(words & {root(t) for t in tokenize(answer) if len(t) >= 5})
+
+
+def _plain(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split())
+
+
+def _names(question: str, titles: Sequence[str]) -> list[tuple[int, int]]:
+    """The (start, end) of each name the question gives, in order, without overlaps: the pages it names first,
+    then quoted titles, capitalised runs (not the question's first word: it is capitalised anyway) and Chinese
+    place names."""
+    spans = [s for i in named_pages(question, titles) if (s := _span_of_title(question, titles[i]))]
+    spans += [m.span() for m in _QUOTED.finditer(question)]
+    spans += [s for s in _capitalized_runs(question) if s[0] > 0]
+    spans += [m.span() for m in _ZH_PLACE.finditer(question)]
+    kept: list[tuple[int, int]] = []
+    for span in spans:
+        if not any(span[0] < e and s < span[1] for s, e in kept):
+            kept.append(span)
+    return sorted(kept)
+
+
+def _span_of_title(question: str, title: str) -> tuple[int, int] | None:
+    """Where the question writes a page title: its words by their terms (any inflection, any order), or for
+    Chinese the characters of the title's character pairs."""
+    terms = set(tokenize(title))
+    if _CJK.search(title):
+        marked = [i for i in range(len(question)) if question[i:i + 2] in terms or question[max(0, i - 1):i + 1]
+                  in terms]
+        return (marked[0], marked[-1] + 1) if marked else None
+    words = [m.span() for m in _WORD.finditer(question) if set(tokenize(m.group(0))) & terms]
+    return (words[0][0], words[-1][1]) if words else None
+
+
+def _capitalized_runs(question: str) -> list[tuple[int, int]]:
+    runs: list[tuple[int, int]] = []
+    for match in _WORD.finditer(question):
+        word = match.group(0)
+        if word[:1].isupper():
+            if runs and question[runs[-1][1]:match.start()].strip() in ("", "of", "de", "von", "van", "&"):
+                runs[-1] = (runs[-1][0], match.end())
+            else:
+                runs.append(match.span())
+    return runs
+
+
+def _hide(question: str, start: int, end: int, language: str) -> str:
+    before, after = question[:start].rstrip(" «“\"《「"), question[end:].lstrip("»”\"》」").rstrip(" ?？.!")
+    if _CJK.search(question):
+        word = "哪里" if before.endswith(_ZH_PLACE_BEFORE) or after.startswith("人") else (
+            "谁" if before.endswith("是") else "什么")
+        return _ZH_TAIL.sub("", before + word + after) + "？"
+    if language == "ru":
+        # "Родился ли ...": the first word is the verb, not a name
+        verb_first = not _RU_LEAD.match(before) and bool(re.match(r"^\w+\s+ли\b", before, re.I))
+        body = _RU_LI.sub("", _RU_LEAD.sub("", before))
+        where = bool(_RU_PLACE_PREP.search(body))
+        body = _RU_PLACE_PREP.sub("", body).strip(" ,")
+        if not body:
+            return ""
+        if verb_first:
+            body = body[:1].lower() + body[1:]
+        return f"{'Где' if where else 'Что'} {body} {after}".strip() + "?"
+    aux = _EN_AUX.match(before)
+    if not aux:
+        return f"{before} what {after}".strip() + "?"
+    body = _EN_ARTICLE.sub("", before[aux.end():].rstrip())
+    where = bool(_EN_PLACE_PREP.search(body))
+    body = _EN_PLACE_PREP.sub("", body)
+    return f"{'Where' if where else 'What'} {aux.group(1).lower()} {body} {after}".strip() + "?"
+

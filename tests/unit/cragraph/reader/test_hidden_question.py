@@ -1,0 +1,64 @@
+"""A yes / no claim is read as the question it hides, and decided by whether that question's answer names the
+claimed value."""
+
+import pytest
+
+from cragraph.reader.hidden_question import hidden_claim, names_value
+from cragraph.reader.types import Passage
+
+
+@pytest.mark.parametrize(("question", "titles", "language", "value", "hidden"), [
+    ("Did Orla Penhallow grow up in Treverrow?", ["Orla Penhallow"], "en", "Treverrow",
+     "Where did Orla Penhallow grow up?"),
+    ("Did Orla Penhallow design the Marrick Library?", ["Orla Penhallow", "Marrick Library"], "en",
+     "Marrick Library", "What did Orla Penhallow design?"),
+    ("did orla penhallow study at kestle school of art?", ["Orla Penhallow", "Kestle School of Art"], "en",
+     "kestle school of art", "Where did orla penhallow study?"),
+    ("Училась ли Вера Гостева в Зареченском педагогическом училище?", ["Гостева, Вера Ильинична"], "ru",
+     "Зареченском педагогическом училище", "Где училась Вера Гостева?"),
+    ("Правда ли, что Вера Гостева выросла в Ключевске?", ["Гостева, Вера Ильинична"], "ru", "Ключевске",
+     "Где Вера Гостева выросла?"),
+    ("柏云舒是在临溪县长大的吗？", ["柏云舒"], "zh", "临溪县", "柏云舒是在哪里长大的？"),
+    ("望江楼是柏云舒设计的吗？", ["望江楼", "柏云舒"], "zh", "柏云舒", "望江楼是谁设计的？"),
+])
+def test_a_claim_hides_a_question(question: str, titles: list[str], language: str, value: str,
+                                  hidden: str) -> None:
+    claim = hidden_claim(question, titles, language)
+    assert claim is not None
+    assert (claim.value, claim.question) == (value, hidden)
+
+
+def test_a_claim_without_a_value_after_its_subject_hides_nothing() -> None:
+    assert hidden_claim("Is Orla Penhallow still working?", ["Orla Penhallow"], "en") is None
+    assert hidden_claim("Is it open on Sundays?", [], "en") is None
+
+
+def test_a_value_is_named_in_any_inflection_but_not_by_a_neighbour() -> None:
+    assert names_value("Зареченское педагогическое училище", "Зареченском педагогическом училище")
+    assert names_value("the Marrick Library", "Marrick Library")
+    assert names_value("临溪县城", "临溪县")
+    assert not names_value("Ashcombe", "Treverrow")
+    assert not names_value("临江市", "临溪县")
+
+
+PENHALLOW = Passage(
+    "Orla Penhallow (born 1961) is an architect. She was born in Ashcombe, a fishing village, but her family "
+    "moved when she was four and she grew up in Treverrow, where her father kept the lighthouse. She now "
+    "lives in Polwenna. Her best-known building is the Marrick Library (1998).",
+    "Orla Penhallow")
+ASHCOMBE = Passage(
+    "Ashcombe is a fishing village on the north coast. The painter Jory Menhenick was born in Ashcombe in 1950 "
+    "and the village has a small museum of his work.", "Ashcombe")
+
+
+@pytest.mark.parametrize(("question", "answer"), [
+    ("Did Orla Penhallow grow up in Treverrow?", "yes"),
+    ("Was Orla Penhallow born in Ashcombe?", "yes"),
+    ("Was Orla Penhallow born in Polwenna?", "no"),
+    ("Did Orla Penhallow grow up in Ashcombe?", "no"),
+])
+def test_a_claim_is_decided_by_what_the_page_answers_to_its_hidden_question(question: str, answer: str) -> None:
+    from cragraph.reader.cache import load_reader
+
+    read = load_reader().read_ranked(question, [PENHALLOW, ASHCOMBE], "en", top=1)
+    assert [r.text for r in read] == [answer]
