@@ -6,9 +6,12 @@ import re
 
 import numpy as np
 
+from stores.tokenize import ENGLISH_STOPWORDS
+
 # a letter or digit of a script written with spaces between words (CJK and kana excluded: no word edges there)
 _WORD_CHAR = re.compile(r"[^\W_\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 SCORE_DECIMALS = 2  # what best_spans ranks by: differences below 0.01 are kernel noise
+MAX_NAME_WORDS = 4  # how far a span is widened over the name it stands in, each way
 EDGE = " \t\n\"'«»“”„‘’()[]{}<>《》「」『』,.;:!?。，、；：！？-–—|"
 
 
@@ -41,7 +44,7 @@ def best_spans(
 def clean_span(text: str, start: int, end: int) -> tuple[int, int]:
     """Whole words only, then shrink [start, end) past whitespace and edge punctuation and cut at a bracket
     left open (a closing bracket stays if one opened). Subword tokens end inside words ("Чарльзом Ричард|ом").
-    A name cut at its "of" is made whole ("Quellbrook College| of Design", "University of |Carrow Bay")."""
+    A Latin-script name cut inside is made whole ("Quellbrook College| of Design", "River |Caldry")."""
     start, end = _whole_name(text, *_whole_words(text, start, end))
     opened = text.rfind("(", start, end)
     if opened > start and ")" not in text[opened:end]:
@@ -56,28 +59,31 @@ def clean_span(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 _JOINER = r"(?:of|de|du|da|del|von|van|der)\s+(?:the\s+)?"
-_OF_AFTER = re.compile(rf"\s+{_JOINER}")  # " of " right after a span
-_OF_BEFORE = re.compile(rf"\s+{_JOINER}$")  # " of " right before a span
-_NEXT_WORD = re.compile(r"[^\W\d_][\w'’-]*")
-_LAST_WORD = re.compile(r"[^\W\d_][\w'’-]* *$")
+_NAME_WORD = r"[A-Z][\w'’-]*"  # a capitalized word of a Latin-script name
+_AFTER = re.compile(rf" (?:{_JOINER})?{_NAME_WORD}")  # the next word of the name: "Halvmere| School of Art"
+# the word before it ("River |Caldry"), unless it opens a sentence: capitalized there anyway ("Today |Caldry")
+_BEFORE = re.compile(rf"(?<![\w'’-])(?<![.!?]\s)(?<!^){_NAME_WORD} (?:{_JOINER})?$")
+_NOT_NAMES = frozenset(w.capitalize() for w in ENGLISH_STOPWORDS)  # "In", "The": a sentence's first word
 
 
 def _whole_name(text: str, start: int, end: int) -> tuple[int, int]:
-    """Widen a capitalized span over the "of" part of the name it stands in: "of" and the capitalized words after
-    it, or the capitalized words and "of" before it. A span in lower case stays."""
+    """Widen a capitalized span over the whole Latin-script name it stands in: the capitalized words (and "of",
+    "de", "von" ... between them) right after it and right before it ("Halvmere" -> "Halvmere School of
+    Architecture", "Carrow Bay" -> "University of Carrow Bay", "Caldry" -> "River Caldry"). A span in lower case
+    stays, and so does one a comma or a full stop parts from its neighbour ("Skarnvik, Norway")."""
     words = text[start:end].split()
     if not words or not (words[0][:1].isupper() and words[-1][:1].isupper()):
         return start, end
-    if joined := _OF_AFTER.match(text, end):
-        at = joined.end()
-        while (word := _NEXT_WORD.match(text, at)) and word.group()[:1].isupper():
-            end, at = word.end(), word.end() + 1
-            if text[word.end():at] != " ":
-                break
-    if joined := _OF_BEFORE.search(text, max(0, start - 12), start):
-        at = joined.start()
-        while (word := _LAST_WORD.search(text, max(0, at - 40), at)) and word.group()[:1].isupper():
-            start = at = word.start()
+    for _ in range(MAX_NAME_WORDS):
+        after = _AFTER.match(text, end)
+        if after is None or after.group().split()[-1] in _NOT_NAMES:
+            break
+        end = after.end()
+    for _ in range(MAX_NAME_WORDS):
+        before = _BEFORE.search(text, max(0, start - 40), start)
+        if before is None or before.group().split()[0] in _NOT_NAMES:
+            break
+        start = before.start()
     return start, end
 
 

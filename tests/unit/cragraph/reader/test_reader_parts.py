@@ -181,3 +181,16 @@ def test_a_name_cut_at_its_of_is_made_whole(text, span, whole):
     at = text.index(span)
     start, end = clean_span(text, at, at + len(span))
     assert text[start:end] == whole
+
+
+@pytest.mark.parametrize(("text", "span", "whole"), [
+    ("She trained at the Halvmere School of Architecture.", "Halvmere", "Halvmere School of Architecture"),
+    ("The town stands on the River Caldry, north of the hills.", "Caldry", "River Caldry"),
+    ("He was born in Skarnvik, Norway, in 1950.", "Skarnvik", "Skarnvik"),  # a comma parts two names
+    ("Caldry mills closed. Today Skarnvik is a port.", "Skarnvik", "Skarnvik"),  # a sentence's first word
+    ("In Skarnvik the mills closed.", "Skarnvik", "Skarnvik"),
+])
+def test_a_latin_name_cut_inside_is_made_whole(text, span, whole):
+    at = text.index(span)
+    start, end = clean_span(text, at, at + len(span))
+    assert text[start:end] == whole
