@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from cragraph.reader.claims import SAME, compared_claim, paired_claim
 from cragraph.reader.compare import Compared, page_of
-from cragraph.reader.hidden_question import hidden_claim, names_value
+from cragraph.reader.hidden_question import hidden_claim, names_value, within
 from cragraph.reader.inputs import Scored
 from cragraph.reader.questions import _capitalized_run
 from cragraph.reader.types import Passage, ReaderAnswer
@@ -96,7 +96,7 @@ def answer_yesno(
     if hidden is not None:
         found = read(hidden.question)
         if found is not None and found.kind == "span":
-            holds = names_value(found.text, hidden.value)
+            holds = names_value(found.text, hidden.value) or within(found, passages, hidden.value)
             return ReaderAnswer(yes if holds else no, "yes" if holds else "no", found.passage, found.sentence, -1,
                                 -1, found.score, span_score=found.span_score, sentence_score=found.sentence_score)
     claim = _claim_span(question, passages, candidates)

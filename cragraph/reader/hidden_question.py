@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cragraph.reader.names import named_pages, root
+from cragraph.reader.types import Passage, ReaderAnswer
 from stores.tokenize import tokenize
 
 _WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")
@@ -29,7 +30,8 @@ _EN_ARTICLE = re.compile(r"\s+(?:the|a|an)$", re.I)
 _EN_PLACE_PREP = re.compile(r"\s+(?:in|at|near)$", re.I)
 _RU_LEAD = re.compile(r"^(?:правда|верно)\s+ли\s*,?\s*(?:что\s+)?", re.I)
 _RU_LI = re.compile(r"\s+ли(?=\s|$)", re.I)
-_RU_PLACE_PREP = re.compile(r"\s+(?:в|во|на)$", re.I)
+_RU_PLACE_PREP = re.compile(r"\s+(?:в|во|на)(?:\s+[а-яё]+)?$")  # "в Ольховце", "в деревне Сухая Ветла"
+_RU_NAME = re.compile(r"^[А-ЯЁ]\w+\s+[А-ЯЁ]\w+$")  # "Льва Зимогорова": a person asked by "кто"
 _ZH_TAIL = re.compile(r"吗?[？?]?$")
 _ZH_PLACE_BEFORE = ("在", "于", "从", "到", "自")
 
@@ -70,6 +72,20 @@ def names_value(answer: str, value: str) -> bool:
         return True
     words = {root(t) for t in tokenize(value) if len(t) >= 5 and not _CJK.search(t)}
     return bool(words & {root(t) for t in tokenize(answer) if len(t) >= 5})
+
+
+_INSIDE = re.compile(r"^(?:,\s*|\s+in\s+|\s+в\s+|\s*（)")  # "Mill Lane in Stavenholt", "Ольховец, Горнокамская"
+
+
+def within(answer: ReaderAnswer, passages: Sequence[Passage], value: str) -> bool:
+    """The answer is a place inside the claimed one, as its passage writes it: "on Mill Lane in Stavenholt" holds
+    "based in Stavenholt"."""
+    if answer.kind != "span" or answer.in_title or answer.end <= 0:
+        return False
+    text = passages[answer.passage].text
+    after = _INSIDE.match(text[answer.end:])
+    return after is not None and names_value(text[answer.end + after.end():answer.end + after.end() + len(value) + 8]
+                                             .split(",")[0].split("。")[0], value)
 
 
 def _plain(text: str) -> str:
@@ -131,7 +147,8 @@ def _hide(question: str, start: int, end: int, language: str) -> str:
             return ""
         if verb_first:
             body = body[:1].lower() + body[1:]
-        return f"{'Где' if where else 'Что'} {body} {after}".strip() + "?"
+        word = "Где" if where else "Кто" if _RU_NAME.match(question[start:end]) else "Что"
+        return f"{word} {body} {after}".strip() + "?"
     aux = _EN_AUX.match(before)
     if not aux:
         return f"{before} what {after}".strip() + "?"

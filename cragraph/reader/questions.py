@@ -74,7 +74,7 @@ def question_form(question: str, language: str) -> QuestionForm:
     if language == "ru":
         yesno = _RU_YESNO.search(q) or (q.endswith("?") and script_of(q) == "CYRILLIC" and not _RU_WH.search(q))
         return QuestionForm("yesno") if yesno else QuestionForm("span")
-    if q.endswith("?") and _EN_AUX.match(q):
+    if _EN_AUX.match(q):  # with or without its question mark: users often leave it out
         return QuestionForm("yesno")
     return QuestionForm("span")
 

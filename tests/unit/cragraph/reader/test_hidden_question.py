@@ -3,8 +3,8 @@ claimed value."""
 
 import pytest
 
-from cragraph.reader.hidden_question import hidden_claim, names_value
-from cragraph.reader.types import Passage
+from cragraph.reader.hidden_question import hidden_claim, names_value, within
+from cragraph.reader.types import Passage, ReaderAnswer
 
 
 @pytest.mark.parametrize(("question", "titles", "language", "value", "hidden"), [
@@ -18,6 +18,10 @@ from cragraph.reader.types import Passage
      "Зареченском педагогическом училище", "Где училась Вера Гостева?"),
     ("Правда ли, что Вера Гостева выросла в Ключевске?", ["Гостева, Вера Ильинична"], "ru", "Ключевске",
      "Где Вера Гостева выросла?"),
+    ("Выросла ли Вера Гостева в селе Тихий Брод?", ["Гостева, Вера Ильинична"], "ru", "Тихий Брод",
+     "Где выросла Вера Гостева?"),
+    ("Построена ли Заречная библиотека по проекту Ильи Сомова?", [], "ru", "Ильи Сомова",
+     "Кто построена Заречная библиотека по проекту?"),
     ("柏云舒是在临溪县长大的吗？", ["柏云舒"], "zh", "临溪县", "柏云舒是在哪里长大的？"),
     ("望江楼是柏云舒设计的吗？", ["望江楼", "柏云舒"], "zh", "柏云舒", "望江楼是谁设计的？"),
 ])
@@ -31,6 +35,14 @@ def test_a_claim_hides_a_question(question: str, titles: list[str], language: st
 def test_a_claim_without_a_value_after_its_subject_hides_nothing() -> None:
     assert hidden_claim("Is Orla Penhallow still working?", ["Orla Penhallow"], "en") is None
     assert hidden_claim("Is it open on Sundays?", [], "en") is None
+
+
+def test_a_place_inside_the_claimed_one_holds_the_claim() -> None:
+    page = Passage("The studio has its workshop on Ferry Row in Marrick, near the old harbour.", "Penhallow Studio")
+    at = page.text.index("Ferry Row")
+    answer = ReaderAnswer("Ferry Row", "span", 0, page.text, at, at + len("Ferry Row"), 1.0)
+    assert within(answer, [page], "Marrick")
+    assert not within(answer, [page], "Polwenna")
 
 
 def test_a_value_is_named_in_any_inflection_but_not_by_a_neighbour() -> None:
@@ -56,6 +68,7 @@ ASHCOMBE = Passage(
     ("Was Orla Penhallow born in Ashcombe?", "yes"),
     ("Was Orla Penhallow born in Polwenna?", "no"),
     ("Did Orla Penhallow grow up in Ashcombe?", "no"),
+    ("was orla penhallow born in ashcombe", "yes"),  # no capitals, no question mark: the value is a page
 ])
 def test_a_claim_is_decided_by_what_the_page_answers_to_its_hidden_question(question: str, answer: str) -> None:
     from cragraph.reader.cache import load_reader
