@@ -39,8 +39,8 @@ _COMPARATIVES: tuple[tuple[re.Pattern[str], str, int], ...] = (
     (
         re.compile(
             r"\b(?:longer|longest|taller|tallest|larger|largest|bigger|biggest|higher|highest|heavier|"
-            r"wider|deeper|more than|over|exceeds?)\b|длиннее|выше|крупнее|больше|более|превыша|"
-            r"更长|更高|更大|超过|多于|高于|长于|大于",
+            r"wider|deeper|more|most|over|exceeds?|pricier|dearer)\b|длиннее|выше|крупнее|больше|более|превыша|"
+            r"дороже|更长|更高|更大|超过|多于|高于|长于|大于|更多|更贵",
             re.I,
         ),
         "size",
@@ -48,8 +48,8 @@ _COMPARATIVES: tuple[tuple[re.Pattern[str], str, int], ...] = (
     ),
     (
         re.compile(
-            r"\b(?:shorter|shortest|smaller|smallest|lower|lowest|lighter|narrower|less than|fewer than|under)\b|"
-            r"короче|ниже|меньше|менее|更短|更低|更小|少于|低于|短于|小于|不到",
+            r"\b(?:shorter|shortest|smaller|smallest|lower|lowest|lighter|narrower|less|fewer|under|cheaper)\b|"
+            r"короче|ниже|меньше|менее|дешевле|更短|更低|更小|少于|低于|短于|小于|不到|更少|更便宜",
             re.I,
         ),
         "size",
@@ -67,6 +67,10 @@ _ATTRIBUTE_WORDS = (
     (re.compile(r"\b(?:deeper|deepest)\b|глубже|更深", re.I), "deep depth глубина 深 深度"),
     (re.compile(r"\b(?:wider|widest|narrower)\b|шире|уже|更宽", re.I), "wide width ширина 宽 宽度"),
     (re.compile(r"\b(?:heavier|heaviest|lighter)\b|тяжелее|легче|更重", re.I), "heavy weight вес 重 重量"),
+    (re.compile(r"\b(?:inhabitants|residents|people|populous|population)\b|жител|населен|人口|居民", re.I),
+     "population inhabitants residents people население жителей житель 人口 居民"),
+    (re.compile(r"\b(?:costs?|expensive|cheaper|pricier|price)\b|дороже|дешевле|стои|цен|贵|便宜|价", re.I),
+     "price priced cost costs sells цена стоит стоимость рублей 价格 售价 定价 元"),
 )
 _YEAR = re.compile(r"(?<!\d)(1[0-9]{3}|20[0-9]{2})(?!\d)")
 _NUMBER = re.compile(r"(?<![A-Za-zА-Яа-яЁё第\d.,])(\d{1,3}(?:[,\s]\d{3})+|\d+(?:\.\d+)?)(?![\d])")
@@ -82,6 +86,16 @@ _MULTIPLIERS = {
     "万": 1e4,
     "亿": 1e8,
 }
+# Units a size is written in, to one measure each ("100 miles" against "148 km"); areas before lengths, so "km²"
+# and "平方公里" are not read as "km" and "公里".
+_UNITS = tuple((re.compile(pattern), factor) for pattern, factor in (
+    (r"(?:km²|km2\b|sq\.? ?km|square kilomet|км²|кв\.? ?км|平方公里|平方千米)", 1e6),
+    (r"(?:km\b|kilomet|км\b|километр|公里|千米)", 1e3),
+    (r"(?:mi\b|miles?\b)", 1609.344),
+    (r"(?:ft\b|feet\b|foot\b)", 0.3048),
+    (r"(?:m\b|metres?\b|meters?\b|м\b|метр|米)", 1.0),
+    (r"里", 500.0),
+))
 _SENTENCE = re.compile(r"(?<=[.!?。！？；;])\s*|\n+")  # a list item ("- Length: 640 metres") is a sentence
 
 
@@ -168,7 +182,9 @@ def question_value(question: str, name: str, kind: str) -> float | None:
 
 def attribute_value(passage: Passage, kind: str, attribute: set[str]) -> float | None:
     """The value of the passage's sentence that best matches the attribute's terms and holds one."""
-    said = sentences(passage.text)
+    # the page's own name holds no value of it ("The Halcyon 3 sells for £290")
+    own = re.compile(re.escape(_bare(passage.title)), re.I) if passage.title.strip() else None
+    said = [own.sub(" ", sentence) if own else sentence for sentence in sentences(passage.text)]
     ranked = sorted(range(len(said)), key=lambda i: (-len(attribute & set(tokenize(said[i]))), i))
     for i in ranked:
         value = _value(said[i], kind)
@@ -192,12 +208,14 @@ def _value(opening: str, kind: str) -> float | None:
         if _ORDINAL.match(opening, match.end()):
             continue  # a rank, not a size
         number = float(re.sub(r"[,\s]", "", match.group(1)))
-        after = opening[match.end() : match.end() + 12].lower()
+        after = opening[match.end() : match.end() + 16].lower().lstrip()
         for word, factor in _MULTIPLIERS.items():
-            if after.lstrip().startswith(word):
+            if after.startswith(word):
                 number *= factor
+                after = after[len(word):].lstrip(" .")
                 break
-        return number
+        unit = next((factor for pattern, factor in _UNITS if pattern.match(after)), 1.0)
+        return number * unit
     return None
 
 

@@ -93,3 +93,55 @@ def test_a_russian_question_without_a_question_word_asks_yes_or_no(question: str
 def test_a_chinese_which_of_two_takes_any_measure_word(question: str) -> None:
     assert question_form(question, "zh").kind == "options"
     assert question_form("兰舟镇有哪些河流？", "zh").kind == "span"
+
+
+def test_sizes_in_other_units_are_compared_in_one_measure() -> None:
+    passages = [Passage("The Ashwater flows 148 km from the moor to the sea.", "Ashwater"),
+                Passage("The Brenna is a longer river: 100 miles from source to mouth.", "Brenna")]
+    compared = _compare("Which river is longer, the Ashwater or the Brenna?", "en", passages)
+    assert compared is not None and compared.option == "the Brenna", compared
+
+
+@pytest.mark.parametrize(("question", "language", "first", "second", "winner"), [
+    ("Which town has more inhabitants, Harlow Cross or Pendry?", "en",
+     "Harlow Cross, founded in 1820, is a market town with a population of 12,400.",
+     "Pendry was first mentioned in 1402. It has about 8,100 residents.", "Harlow Cross"),
+    ("Which costs more, the Corvo 2 or the Corvo 3?", "en",
+     "The Corvo 2 kettle was launched in 2019 and sells for £45.",
+     "The Corvo 3 kettle, launched in 2021, costs £39.", "Corvo 2"),
+    ("Какой чайник дешевле: «Вьюга» или «Метель»?", "ru",
+     "Чайник «Вьюга» выпускается с 2015 года, цена — 2990 рублей.",
+     "Чайник «Метель» (2018) стоит 3450 рублей.", "Вьюга"),
+    ("青溪镇和白石镇哪个人口更多？", "zh", "青溪镇建于1650年，人口约3.1万。", "白石镇人口约1.8万，以石材闻名。", "青溪镇"),
+])
+def test_populations_and_prices_are_compared(question: str, language: str, first: str, second: str,
+                                             winner: str) -> None:
+    form = question_form(question, language)
+    passages = [Passage(first, form.options[0]), Passage(second, form.options[1])]
+    compared = _compare(question, language, passages)
+    assert compared is not None and compared.option.removeprefix("the ") == winner, compared
+
+
+@pytest.mark.parametrize(("question", "language", "answer"), [
+    ("Were both Ashgrove Mills and Penley Foundry founded before 1900?", "en", False),
+    ("Were both Ashgrove Mills and Penley Foundry founded before 1950?", "en", True),
+    ("Правда ли, что и «Заря», и «Рассвет» основаны до 1950 года?", "ru", True),
+])
+def test_a_both_claim_with_a_number_holds_each_page_to_it(question: str, language: str, answer: bool) -> None:
+    from cragraph.reader.claims import compared_claim
+
+    if language == "en":
+        passages = [Passage("Ashgrove Mills was founded in 1887 by two weavers.", "Ashgrove Mills"),
+                    Passage("Penley Foundry opened in 1912 beside the canal.", "Penley Foundry")]
+    else:
+        passages = [Passage("Завод основан в 1931 году.", "Заря (завод)"),
+                    Passage("Фабрика основана в 1908 году.", "Рассвет (фабрика)")]
+    decided = compared_claim(question, passages)
+    assert decided is not None and decided[0] is answer, decided
+
+
+def test_a_bracketed_qualifier_is_no_part_of_the_name() -> None:
+    from cragraph.reader.names import named_pages
+
+    titles = ["Заря (завод)", "Рассвет (фабрика)", "Заречье"]
+    assert named_pages("Правда ли, что и «Заря», и «Рассвет» основаны до 1950 года?", titles) == [0, 1]
