@@ -112,7 +112,8 @@ def test_sizes_in_other_units_are_compared_in_one_measure() -> None:
     ("Какой чайник дешевле: «Вьюга» или «Метель»?", "ru",
      "Чайник «Вьюга» выпускается с 2015 года, цена — 2990 рублей.",
      "Чайник «Метель» (2018) стоит 3450 рублей.", "Вьюга"),
-    ("青溪镇和白石镇哪个人口更多？", "zh", "青溪镇建于1650年，人口约3.1万。", "白石镇人口约1.8万，以石材闻名。", "青溪镇"),
+    ("青溪镇和白石镇哪个人口更多？", "zh", "青溪镇建于1650年，人口约3.1万。", "白石镇人口约1.8万，以石材闻名。",
+     "青溪镇"),
 ])
 def test_populations_and_prices_are_compared(question: str, language: str, first: str, second: str,
                                              winner: str) -> None:
