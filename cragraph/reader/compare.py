@@ -67,11 +67,14 @@ _ATTRIBUTE_WORDS = (
     (re.compile(r"\b(?:deeper|deepest)\b|глубже|更深", re.I), "deep depth глубина 深 深度"),
     (re.compile(r"\b(?:wider|widest|narrower)\b|шире|уже|更宽", re.I), "wide width ширина 宽 宽度"),
     (re.compile(r"\b(?:heavier|heaviest|lighter)\b|тяжелее|легче|更重", re.I), "heavy weight вес 重 重量"),
+    (re.compile(r"\b(?:older|oldest|younger|youngest)\b|старше|моложе|младше|年长|年轻|年纪", re.I),
+     "born birth родился родилась рождения 出生 生于"),
     (re.compile(r"\b(?:inhabitants|residents|people|populous|population)\b|жител|населен|人口|居民", re.I),
      "population inhabitants residents people население жителей житель 人口 居民"),
     (re.compile(r"\b(?:costs?|expensive|cheaper|pricier|price)\b|дороже|дешевле|стои|цен|贵|便宜|价", re.I),
      "price priced cost costs sells цена стоит стоимость рублей 价格 售价 定价 元"),
 )
+_CJK_CHAR = re.compile(r"[\u4e00-\u9fff]")
 _YEAR = re.compile(r"(?<!\d)(1[0-9]{3}|20[0-9]{2})(?!\d)")
 _NUMBER = re.compile(r"(?<![A-Za-zА-Яа-яЁё第\d.,])(\d{1,3}(?:[,\s]\d{3})+|\d+(?:\.\d+)?)(?![\d])")
 _ORDINAL = re.compile(r"(?:st|nd|rd|th)\b|-?(?:й|я|е|го)\b")
@@ -122,8 +125,9 @@ def comparatives(question: str) -> list[re.Match[str]]:
 
 
 def compare_options(question: str, options: tuple[str, ...], passages: list[Passage]) -> Compared | None:
-    """The option the compared values favour, or None when the question is not comparative, an option's
-    passage or value is missing, or the values tie."""
+    """The option the compared values favour, or None when the question is not comparative, an option's value
+    is missing (from its page, or for an option without one from where another page names it), or the values
+    tie."""
     found = comparison_kind(question)
     if found is None or len(options) != 2:
         return None
@@ -132,10 +136,10 @@ def compare_options(question: str, options: tuple[str, ...], passages: list[Pass
     read: list[tuple[float, int]] = []
     for option in options:
         index = page_of(option, passages)
-        if index is None:
-            return None
-        value = attribute_value(passages[index], kind, attribute)
-        if value is None:
+        value = attribute_value(passages[index], kind, attribute) if index is not None else None
+        if index is None and (mention := mention_value(option, options, passages, kind, attribute)):
+            value, index = mention
+        if value is None or index is None:
             return None
         read.append((value, index))
     (a, pa), (b, pb) = read
@@ -158,6 +162,41 @@ def page_of(option: str, passages: list[Passage]) -> int | None:
             return i
     named = named_pages(option, [passage.title for passage in passages])
     return named[0] if named else None  # "Мирон Калугин" names "Калугин, Мирон Сергеевич"
+
+
+def mentioned(option: str, passages: list[Passage]) -> bool:
+    """Some passage names the option in its text."""
+    key = _bare(option)
+    return bool(key) and any(key in p.text.lower() for p in passages)
+
+
+def mention_value(option: str, options: tuple[str, ...], passages: list[Passage], kind: str,
+                  attribute: set[str]) -> tuple[float, int] | None:
+    """An option without a page of its own, read where another page names it ("its sister ship, the Corriewynd,
+    was launched in 1936"): the value after the name in the sentence that best speaks of the attribute, or
+    before it when the sentence names no other option; None when no sentence speaking of it gives one."""
+    key = _bare(option)
+    others = [_bare(o) for o in options if _bare(o) != key]
+    found: list[tuple[int, float, int]] = []
+    for index, passage in enumerate(passages):
+        for sentence in sentences(passage.text):
+            at = sentence.lower().find(key)
+            if at < 0:
+                continue
+            after = sentence[at + len(key):]
+            cut = min((i for o in others if (i := after.lower().find(o)) >= 0), default=len(after))
+            value = _value(after[:cut], kind)
+            if value is None and not any(o in sentence.lower() for o in others):
+                value = _value(sentence[:at], kind)
+            # a one-character Chinese attribute word ("长") stands inside the sentence's character pairs ("船长")
+            shared = len(attribute & set(tokenize(sentence))) + any(
+                len(term) == 1 and _CJK_CHAR.match(term) and term in sentence for term in attribute)
+            if value is not None and shared:  # a sentence that says nothing of the attribute gives no value
+                found.append((shared, value, index))
+    if not found:
+        return None
+    _, value, index = max(found, key=lambda f: f[0])
+    return value, index
 
 
 def _bare(name: str) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from cragraph.reader.compare import compare_options, page_of
+from cragraph.reader.compare import compare_options, mentioned, page_of
 from cragraph.reader.decode import best_spans, clean_span
 from cragraph.reader.encoder import Bottom, Layer, SpanHead, embedder_bert
 from cragraph.reader.forms import answer_options, answer_yesno, option_answer
@@ -195,10 +195,12 @@ class Reader:
                 decided = replace(decided, rule="yes_no",
                                   margin=no_answer_margin(scored, decided) if decided.span_score else None)
             return decided, scored, candidates
-        if form.kind == "options" and all(page_of(option, passages) is not None for option in form.options):
+        paged = form.kind == "options" and all(page_of(option, passages) is not None for option in form.options)
+        if paged or (form.kind == "options" and all(mentioned(option, passages) for option in form.options)):
             compared = compare_options(question, form.options, passages)
             if compared is not None:
                 return replace(option_answer(compared, passages), rule="compared"), scored, candidates
+        if paged:
             option = answer_options(form.options, scored)
             chosen = self._answer(scored.context, option[1], option[2], option[0]) if option else None
             if chosen is not None:

@@ -146,3 +146,17 @@ def test_a_bracketed_qualifier_is_no_part_of_the_name() -> None:
 
     titles = ["Заря (завод)", "Рассвет (фабрика)", "Заречье"]
     assert named_pages("Правда ли, что и «Заря», и «Рассвет» основаны до 1950 года?", titles) == [0, 1]
+
+
+def test_an_option_without_a_page_is_read_where_another_page_names_it_with_the_attribute() -> None:
+    pages = [
+        Passage("MV Harebell is a coastal ferry built by Dunmore Yard and launched in 1951. Her sister ship, the MV "
+                "Foxglove, was launched in 1949 and served the same crossing.", "MV Harebell"),
+        Passage("Dunmore Yard employed 900 people in 1950 and built ferries for the island routes.", "Dunmore Yard"),
+    ]
+    compared = _compare("Which was launched first, MV Harebell or MV Foxglove?", "en", pages)
+    assert compared is not None and compared.option == "MV Foxglove", compared
+    # a sentence naming the option but not the attribute gives it no value
+    pages[0] = Passage("MV Harebell was launched in 1951. The MV Foxglove, refitted in 1980, ran the same crossing.",
+                       "MV Harebell")
+    assert _compare("Which was launched first, MV Harebell or MV Foxglove?", "en", pages) is None
