@@ -297,12 +297,11 @@ candidate when that probability reaches `answer_threshold`. Written by `cragraph
 
 Training sets only: hipporag_legacy_train100 (hotpotqa, musique), the folders `cragraph bench decision-data`
 writes (XQuAD training part, mostly questions the reader never trained on; NQ questions it never trained on), and
-four folders of fictional pages in the style of a user's own documents, en / ru / zh, with bridge, comparison,
+three folders of fictional pages in the style of a user's own documents, en / ru / zh, with bridge, comparison,
 yes / no, unanswerable and single-hop questions, written for this training and never used in tests:
 data/userlike_train (60 pages, 120 questions; written after reading the test corpus tests/data/userlike),
-data/userlike_train2 (66 pages, 150 questions; written without reading either), data/userlike_train3 (60 pages,
-150 questions) and data/userlike_train4 (60 pages, 150 questions), each written without reading the others and
-measured once before the decision trained on it.
+data/userlike_train2 (66 pages, 150 questions; written without reading either) and data/userlike_train3 (60 pages,
+150 questions; written without reading any of them, measured once before the decision trained on it).
 For each benchmark set, `OMP_NUM_THREADS=1 cragraph eval qa --dataset DIR --modes crag-multihop --unanswerable 0.5
 --limit 250 --out runs/decision-train` (half of the questions asked of an index without their gold passages); for
 each folder of pages F, `cragraph eval folder data/F/corpus data/F/questions.jsonl --out
