@@ -26,15 +26,13 @@ from cragraph.reader.compare import (
     question_value,
     sentences,
 )
-from cragraph.reader.names import named_pages, span_of
+from cragraph.reader.names import HAN, named_pages, span_of
 from cragraph.reader.types import Passage, ReaderAnswer
 from stores.tokenize import tokenize
 
 _THAN = re.compile(
     r"\b(?:than|before|after)\b|чем|\bдо\b|\bпосле\b|比|早于|晚于|高于|长于|大于|多于|少于|低于|短于|小于", re.I)
-# "both" in the three languages, and the Russian "и A, и B"
-_BOTH = re.compile(r"\bboth\b|\bоба\b|\bобе\b|都|均|(?:^|[\s,])и\s+[^,]+,\s*и\s", re.I)
-_CJK = re.compile(r"[\u4e00-\u9fff]")
+_BOTH = re.compile(r"\bboth\b|\bоба\b|\bобе\b|都|均", re.I)
 # "the same" in the three languages (forms.py reads it too: a "same" question is not one of a kind)
 SAME = re.compile(r"\bsame\b|\bтот же\b|\bту же\b|\bодн(?:ой|ом|ого|а|о)\b|同一|相同|一样", re.I)
 
@@ -50,12 +48,6 @@ def compared_claim(question: str, passages: list[Passage]) -> tuple[bool, int] |
         return None
     titles = " ".join(passages[i].title for i in pages)
     attribute = attribute_terms(question, titles)
-    if len(pages) >= 2 and _BOTH.search(question):  # "Were A and B both founded before 1900?": each against 1900
-        given = question_value(question, titles, kind)
-        values = [attribute_value(passages[i], kind, attribute) for i in pages[:2]]
-        if given is None or None in values or given in values:
-            return None
-        return all((v > given) == (sign > 0) for v in values if v is not None), pages[0]
     subject = attribute_value(passages[pages[0]], kind, attribute)
     if len(pages) >= 2 and _between(question, passages[pages[0]].title, passages[pages[1]].title):
         other = attribute_value(passages[pages[1]], kind, attribute)
@@ -96,12 +88,12 @@ def paired_claim(question: str, passages: list[Passage], spans: list[ReaderAnswe
 def _says(text: str, entity: set[str], value: set[str], attribute: set[str]) -> bool:
     """The page's sentence that best speaks of its entity and the asked attribute holds the value: a sentence
     about the entity first ("Mira Stens was born in Kessa" over "Her colleague was born in Dunholm"), then the
-    one sharing the most of the attribute (none may: "located in" is often unsaid), then one holding the value."""
+    one sharing the most of the attribute, then one holding the value."""
     best: tuple[bool, int, bool] | None = None
     for sentence in sentences(text):
         terms = set(tokenize(sentence))
         key = (bool(entity & terms), len(attribute & terms), value <= terms)
-        if best is None or key > best:
+        if (not attribute or key[1]) and (best is None or key > best):
             best = key
     return best is not None and best[2]
 
@@ -119,7 +111,7 @@ def _joined(question: str, first: str, second: str) -> bool:
     """The two names stand side by side in the question, joined by a conjunction only ("A and B", "A и B",
     "A和B": Chinese terms are character pairs, so the one-character conjunction makes two pairs between them)."""
     (_, end), (start, _) = span_of(question, first, second), span_of(question, second, first)
-    return 0 <= start - end - 1 <= (2 if _CJK.search(question) else 0)
+    return 0 <= start - end - 1 <= (2 if HAN.search(question) else 0)
 
 
 def _one_name(a: set[str], b: set[str]) -> bool:

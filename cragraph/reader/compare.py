@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from cragraph.reader.names import named_pages
+from cragraph.reader.names import HAN, named_pages
 from cragraph.reader.types import Passage
 from stores.tokenize import tokenize
 
@@ -74,7 +74,6 @@ _ATTRIBUTE_WORDS = (
     (re.compile(r"\b(?:costs?|expensive|cheaper|pricier|price)\b|дороже|дешевле|стои|цен|贵|便宜|价", re.I),
      "price priced cost costs sells цена стоит стоимость рублей 价格 售价 定价 元"),
 )
-_CJK_CHAR = re.compile(r"[\u4e00-\u9fff]")
 _YEAR = re.compile(r"(?<!\d)(1[0-9]{3}|20[0-9]{2})(?!\d)")
 _NUMBER = re.compile(r"(?<![A-Za-zА-Яа-яЁё第\d.,])(\d{1,3}(?:[,\s]\d{3})+|\d+(?:\.\d+)?)(?![\d])")
 _ORDINAL = re.compile(r"(?:st|nd|rd|th)\b|-?(?:й|я|е|го)\b")
@@ -98,6 +97,8 @@ _UNITS = tuple((re.compile(pattern), factor) for pattern, factor in (
     (r"(?:ft\b|feet\b|foot\b)", 0.3048),
     (r"(?:m\b|metres?\b|meters?\b|м\b|метр|米)", 1.0),
     (r"里", 500.0),
+    (r"(?:kg\b|kilogram)", 1.0),
+    (r"(?:tons?\b|tonnes?\b)", 1e3),
 ))
 _SENTENCE = re.compile(r"(?<=[.!?。！？；;])\s*|\n+")  # a list item ("- Length: 640 metres") is a sentence
 
@@ -190,7 +191,7 @@ def mention_value(option: str, options: tuple[str, ...], passages: list[Passage]
                 value = _value(sentence[:at], kind)
             # a one-character Chinese attribute word ("长") stands inside the sentence's character pairs ("船长")
             shared = len(attribute & set(tokenize(sentence))) + any(
-                len(term) == 1 and _CJK_CHAR.match(term) and term in sentence for term in attribute)
+                len(term) == 1 and HAN.match(term) and term in sentence for term in attribute)
             if value is not None and shared:  # a sentence that says nothing of the attribute gives no value
                 found.append((shared, value, index))
     if not found:
@@ -259,4 +260,5 @@ def _value(opening: str, kind: str) -> float | None:
 
 
 def _unit_follows(text: str, end: int) -> bool:
-    return bool(re.match(r"\s*(?:(?:km|m|ft|metres|meters|miles|kg|tons|км|м)\b|公里|千米|米)", text[end : end + 12]))
+    after = text[end : end + 16].lower().lstrip()
+    return any(pattern.match(after) for pattern, _ in _UNITS)

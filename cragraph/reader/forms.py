@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
 from cragraph.reader.claims import SAME, compared_claim, paired_claim
 from cragraph.reader.compare import Compared, page_of
@@ -69,14 +70,20 @@ def answer_yesno(
 ) -> ReaderAnswer | None:
     """A comparison ("Is A longer than B?") by the values of the pages (cragraph.reader.claims); "Are A and B both
     X?" by X's words in the opening of each one's passage, else by what the reader points at in each page; any
-    other yes / no question is read as the claim it makes: the span the reader points at for it (what the
-    passages say in the claim's place, "born in Hammerfest" for "Was she born in Tromsø?") either is a value the
-    question names (yes) or is not (no). Nothing to decide from (no span beside the question's subject): None,
-    no default answer."""
+    other yes / no question is read as the claim it makes: `read` answers the question the claim hides
+    (hidden_question.py: "Where was she born?" for "Was she born in Tromsø?"), and the claim holds when that
+    answer names the claimed value; with no value to hide, the span the reader points at for the claim itself
+    either is a value the question names (yes) or is not (no). Nothing to decide from (no span beside the
+    question's subject): None, no default answer."""
     yes, no = YES_NO.get(language, YES_NO["en"])
 
     def answered(holds: bool, page: int, sentence: str) -> ReaderAnswer:
         return ReaderAnswer(yes if holds else no, "yes" if holds else "no", page, sentence, -1, -1, 0.0)
+
+    def judged(holds: bool, span: ReaderAnswer) -> ReaderAnswer:
+        """The answer decided by a span the reader read: its page, sentence, scores and margin."""
+        return replace(answered(holds, span.passage, span.sentence), score=span.score, span_score=span.span_score,
+                       sentence_score=span.sentence_score, margin=span.margin)
 
     def sentence_of(page: int) -> str:
         return next((c.sentence for c in candidates if c.passage == page), "")
@@ -96,15 +103,11 @@ def answer_yesno(
     if hidden is not None:
         found = read(hidden.question)
         if found is not None and found.kind == "span":
-            holds = names_value(found.text, hidden.value) or within(found, passages, hidden.value)
-            return ReaderAnswer(yes if holds else no, "yes" if holds else "no", found.passage, found.sentence, -1,
-                                -1, found.score, span_score=found.span_score, sentence_score=found.sentence_score)
+            return judged(names_value(found.text, hidden.value) or within(found, passages, hidden.value), found)
     claim = _claim_span(question, passages, candidates)
     if claim is None:
         return None
-    decided = "yes" if set(tokenize(claim.text)) <= set(tokenize(question)) else "no"
-    return ReaderAnswer(yes if decided == "yes" else no, decided, claim.passage, claim.sentence, -1, -1,
-                        claim.score, span_score=claim.span_score, sentence_score=claim.sentence_score)
+    return judged(set(tokenize(claim.text)) <= set(tokenize(question)), claim)
 
 
 def _both_of_a_kind(question: str, passages: list[Passage], language: str) -> tuple[bool, int] | None:

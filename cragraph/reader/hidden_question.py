@@ -8,7 +8,8 @@ which either names the claimed value (yes) or names another one (no).
 
 The claimed value is the last name the question gives after its subject (the first name: a page title the
 question names, a capitalised run, a quoted title, a Chinese place name); the hidden question replaces it, with
-the preposition before it, by a question word ("where" after "in" / "в" / "在", else "what" / "что" / "谁").
+the preposition before it, by a question word ("where" after "in" / "в" / "在", else "what" / "что" / "谁" /
+"什么").
 """
 
 from __future__ import annotations
@@ -17,21 +18,19 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cragraph.reader.names import named_pages, root
+from cragraph.reader.names import HAN, named_pages, root
+from cragraph.reader.questions import EN_AUX
 from cragraph.reader.types import Passage, ReaderAnswer
 from stores.tokenize import tokenize
 
 _WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 _QUOTED = re.compile(r"«[^»]{1,80}»|“[^”]{1,80}”|\"[^\"]{1,80}\"|《[^》]{1,40}》|「[^」]{1,40}」")
 _ZH_PLACE = re.compile(r"[\u4e00-\u9fff]{2}(?:市|县|镇|省|区|村|州|乡|岛|港)(?![\u4e00-\u9fff]?[市县镇省区村州乡岛港])")
-_EN_AUX = re.compile(r"^(is|are|was|were|do|does|did|has|have|had|can|could|will|would)\s+", re.I)
 _EN_ARTICLE = re.compile(r"\s+(?:the|a|an)$", re.I)
 _EN_PLACE_PREP = re.compile(r"\s+(?:in|at|near)$", re.I)
 _RU_LEAD = re.compile(r"^(?:правда|верно)\s+ли\s*,?\s*(?:что\s+)?", re.I)
 _RU_LI = re.compile(r"\s+ли(?=\s|$)", re.I)
 _RU_PLACE_PREP = re.compile(r"\s+(?:в|во|на)(?:\s+[а-яё]+)?$")  # "в Ольховце", "в деревне Сухая Ветла"
-_RU_NAME = re.compile(r"^[А-ЯЁ]\w+\s+[А-ЯЁ]\w+$")  # "Льва Зимогорова": a person asked by "кто"
 _ZH_TAIL = re.compile(r"吗?[？?]?$")
 _ZH_PLACE_BEFORE = ("在", "于", "从", "到", "自")
 
@@ -51,7 +50,7 @@ def hidden_claim(question: str, titles: Sequence[str], language: str) -> Claim |
     if len(names) < 2:
         return None
     start, end = names[-1]
-    if language == "ru" and not _CJK.search(question):
+    if language == "ru" and not HAN.search(question):
         # «в Ольховецком политехническом институте»: the words after the last name belong to it
         tail = question[end:].rstrip(" ?？.!")
         if tail and not any(w[:1].isupper() for w in tail.split()):
@@ -70,7 +69,7 @@ def names_value(answer: str, value: str) -> bool:
         return False
     if a in v or v in a:
         return True
-    words = {root(t) for t in tokenize(value) if len(t) >= 5 and not _CJK.search(t)}
+    words = {root(t) for t in tokenize(value) if len(t) >= 5 and not HAN.search(t)}
     return bool(words & {root(t) for t in tokenize(answer) if len(t) >= 5})
 
 
@@ -82,10 +81,12 @@ def within(answer: ReaderAnswer, passages: Sequence[Passage], value: str) -> boo
     "based in Stavenholt"."""
     if answer.kind != "span" or answer.in_title or answer.end <= 0:
         return False
-    text = passages[answer.passage].text
-    after = _INSIDE.match(text[answer.end:])
-    return after is not None and names_value(text[answer.end + after.end():answer.end + after.end() + len(value) + 8]
-                                             .split(",")[0].split("。")[0], value)
+    following = passages[answer.passage].text[answer.end:]
+    joined = _INSIDE.match(following)
+    if joined is None:
+        return False
+    place = following[joined.end():joined.end() + len(value) + 8]  # the next place name, to its comma or stop
+    return names_value(place.split(",")[0].split("。")[0], value)
 
 
 def _plain(text: str) -> str:
@@ -111,7 +112,7 @@ def _span_of_title(question: str, title: str) -> tuple[int, int] | None:
     """Where the question writes a page title: its words by their terms (any inflection, any order), or for
     Chinese the characters of the title's character pairs."""
     terms = set(tokenize(title))
-    if _CJK.search(title):
+    if HAN.search(title):
         marked = [i for i in range(len(question)) if question[i:i + 2] in terms or question[max(0, i - 1):i + 1]
                   in terms]
         return (marked[0], marked[-1] + 1) if marked else None
@@ -133,7 +134,7 @@ def _capitalized_runs(question: str) -> list[tuple[int, int]]:
 
 def _hide(question: str, start: int, end: int, language: str) -> str:
     before, after = question[:start].rstrip(" «“\"《「"), question[end:].lstrip("»”\"》」").rstrip(" ?？.!")
-    if _CJK.search(question):
+    if HAN.search(question):
         word = "哪里" if before.endswith(_ZH_PLACE_BEFORE) or after.startswith("人") else (
             "谁" if before.endswith("是") else "什么")
         return _ZH_TAIL.sub("", before + word + after) + "？"
@@ -147,12 +148,11 @@ def _hide(question: str, start: int, end: int, language: str) -> str:
             return ""
         if verb_first:
             body = body[:1].lower() + body[1:]
-        word = "Где" if where else "Кто" if _RU_NAME.match(question[start:end]) else "Что"
-        return f"{word} {body} {after}".strip() + "?"
-    aux = _EN_AUX.match(before)
+        return f"{'Где' if where else 'Что'} {body} {after}".strip() + "?"
+    aux = EN_AUX.match(before)
     if not aux:
         return f"{before} what {after}".strip() + "?"
-    body = _EN_ARTICLE.sub("", before[aux.end():].rstrip())
+    body = _EN_ARTICLE.sub("", before[aux.end():].strip())
     where = bool(_EN_PLACE_PREP.search(body))
     body = _EN_PLACE_PREP.sub("", body)
     return f"{'Where' if where else 'What'} {aux.group(1).lower()} {body} {after}".strip() + "?"

@@ -8,18 +8,18 @@ from collections.abc import Sequence
 
 from stores.tokenize import tokenize
 
-_QUALIFIER = re.compile(r"\s*\([^)]*\)\s*$")  # "Заря (компания)", "Дом связи (Тальмирск)"
+HAN = re.compile(r"[\u4e00-\u9fff]")  # a Chinese character (the reader's rules read simplified text)
 
 
 def named_pages(question: str, titles: Sequence[str]) -> list[int]:
     """The indices of the titles the question names, in the order it names them, one per entity: a title is
     named when the question holds at least half of its terms and two of them (all of a one-term title), so a
-    patronymic the question leaves out still counts; a qualifier in brackets ("Кипрей (компания)") is no term."""
+    patronymic or a "(company)" the question leaves out still counts."""
     asked = tokenize(question)
     at = {term: i for i, term in reversed(list(enumerate(asked)))}
     found: dict[frozenset[str], tuple[int, int, int]] = {}
     for index, title in enumerate(titles):
-        terms = set(tokenize(_QUALIFIER.sub("", title))) or set(tokenize(title))
+        terms = set(tokenize(title))
         shared = terms & at.keys()
         if terms and len(shared) >= min(2, len(terms)) and 2 * len(shared) >= len(terms):
             found.setdefault(frozenset(shared), (min(at[t] for t in shared), max(at[t] for t in shared), index))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from stores.text import script_of
 from stores.tokenize import tokenize
 
-_EN_AUX = re.compile(r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|am)\b", re.I)
+EN_AUX = re.compile(r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|am)\b", re.I)
 _RU_YESNO = re.compile(r"(?:^|\s)ли(?:\s|$)|^(?:правда|верно)\b", re.I)
 # a Russian question without a question word asks yes or no even without "ли" ("Лозня длиннее Мелети?")
 _RU_WH = re.compile(r"(?:^|[^\w])(?:кто|кого|кому|кем|что|чего|чему|где|когда|куда|откуда|почему|зачем|как\w*|"
@@ -74,7 +74,7 @@ def question_form(question: str, language: str) -> QuestionForm:
     if language == "ru":
         yesno = _RU_YESNO.search(q) or (q.endswith("?") and script_of(q) == "CYRILLIC" and not _RU_WH.search(q))
         return QuestionForm("yesno") if yesno else QuestionForm("span")
-    if _EN_AUX.match(q):  # with or without its question mark: users often leave it out
+    if EN_AUX.match(q):  # with or without its question mark: users often leave it out
         return QuestionForm("yesno")
     return QuestionForm("span")
 

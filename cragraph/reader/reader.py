@@ -191,9 +191,10 @@ class Reader:
         if form.kind == "yesno":
             decided = answer_yesno(question, passages, scored, candidates, language,
                                    lambda hidden: self._read(hidden, passages, language)[0])
-            if decided is not None:
-                decided = replace(decided, rule="yes_no",
-                                  margin=no_answer_margin(scored, decided) if decided.span_score else None)
+            if decided is not None:  # a hidden question's span keeps the margin over its own no-answer score
+                margin = decided.margin if decided.margin is not None else (
+                    no_answer_margin(scored, decided) if decided.span_score else None)
+                decided = replace(decided, rule="yes_no", margin=margin)
             return decided, scored, candidates
         paged = form.kind == "options" and all(page_of(option, passages) is not None for option in form.options)
         if paged or (form.kind == "options" and all(mentioned(option, passages) for option in form.options)):

@@ -123,31 +123,6 @@ def test_populations_and_prices_are_compared(question: str, language: str, first
     assert compared is not None and compared.option.removeprefix("the ") == winner, compared
 
 
-@pytest.mark.parametrize(("question", "language", "answer"), [
-    ("Were both Ashgrove Mills and Penley Foundry founded before 1900?", "en", False),
-    ("Were both Ashgrove Mills and Penley Foundry founded before 1950?", "en", True),
-    ("Правда ли, что и «Заря», и «Рассвет» основаны до 1950 года?", "ru", True),
-])
-def test_a_both_claim_with_a_number_holds_each_page_to_it(question: str, language: str, answer: bool) -> None:
-    from cragraph.reader.claims import compared_claim
-
-    if language == "en":
-        passages = [Passage("Ashgrove Mills was founded in 1887 by two weavers.", "Ashgrove Mills"),
-                    Passage("Penley Foundry opened in 1912 beside the canal.", "Penley Foundry")]
-    else:
-        passages = [Passage("Завод основан в 1931 году.", "Заря (завод)"),
-                    Passage("Фабрика основана в 1908 году.", "Рассвет (фабрика)")]
-    decided = compared_claim(question, passages)
-    assert decided is not None and decided[0] is answer, decided
-
-
-def test_a_bracketed_qualifier_is_no_part_of_the_name() -> None:
-    from cragraph.reader.names import named_pages
-
-    titles = ["Заря (завод)", "Рассвет (фабрика)", "Заречье"]
-    assert named_pages("Правда ли, что и «Заря», и «Рассвет» основаны до 1950 года?", titles) == [0, 1]
-
-
 def test_an_option_without_a_page_is_read_where_another_page_names_it_with_the_attribute() -> None:
     pages = [
         Passage("MV Harebell is a coastal ferry built by Dunmore Yard and launched in 1951. Her sister ship, the MV "
