@@ -37,8 +37,10 @@ RULES_ENV = "CRAGRAPH_NER"
 _QUOTED = re.compile(
     r"«([^»]{2,80})»|“([^”]{2,80})”|\"([^\"]{2,80})\"|《([^》]{1,40})》|「([^」]{1,40})」|『([^』]{1,40})』"
 )
+# A run of capitalised words, with the joiners of names ("of", "de", "и") only between two of them and only as
+# whole words: "Celia Marchbank design" is "Celia Marchbank", not "Celia Marchbank de".
 _CAPITALIZED = re.compile(
-    r"(?<![\w'])[A-ZА-ЯЁ][\w'\-]*(?:\s+(?:of|the|de|von|van|der|и|[A-ZА-ЯЁ][\w'\-]*))*(?<![\s\-'])"
+    r"(?<![\w'])[A-ZА-ЯЁ][\w'\-]*(?:\s+(?:(?:of|the|de|von|van|der|и)\s+)*[A-ZА-ЯЁ][\w'\-]*)*(?<![\s\-'])"
 )
 _ACRONYM = re.compile(r"(?<![\w\-])[A-ZА-ЯЁ][A-ZА-ЯЁ&]*[A-ZА-ЯЁ]\d*(?![\w\-])")
 _EDGE_PUNCTUATION = "\"'«»“”„‘’()[]{}<>《》「」『』,.;:!?。，、；：！？-–— \t\n"

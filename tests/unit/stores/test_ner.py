@@ -32,6 +32,11 @@ def test_rule_spans_drop_common_sentence_openers_but_keep_names():
     assert rule_spans("Which «Война и мир» edition did the BBC air?", single_words=False) == ["Война и мир"]
 
 
+def test_a_name_joiner_counts_only_as_a_whole_word_between_two_names():
+    assert rule_spans("Did Celia Marchbank design the Bank of the West?") == ["Celia Marchbank", "Bank of the West"]
+    assert rule_spans("Was Charles de Gaulle Airport then open?", single_words=False) == ["Charles de Gaulle Airport"]
+
+
 def test_query_entities_add_acronyms_multiword_and_quoted_spans(rules_only):
     names = query_entities('Did NASA and the Radium Institute fund "Project Mercury" in 1958?', "en")
     assert sorted(names) == ["nasa", "project mercury", "radium institute"]
