@@ -48,9 +48,10 @@ def compared_claim(question: str, passages: list[Passage]) -> tuple[bool, int] |
         return None
     titles = " ".join(passages[i].title for i in pages)
     attribute = attribute_terms(question, titles)
-    subject = attribute_value(passages[pages[0]], kind, attribute)
+    names = tuple(passages[i].title for i in pages[:2])
+    subject = attribute_value(passages[pages[0]], kind, attribute, names)
     if len(pages) >= 2 and _between(question, passages[pages[0]].title, passages[pages[1]].title):
-        other = attribute_value(passages[pages[1]], kind, attribute)
+        other = attribute_value(passages[pages[1]], kind, attribute, names)
     elif len(pages) == 1:
         other = question_value(question, passages[pages[0]].title, kind)
     else:

@@ -137,7 +137,7 @@ def compare_options(question: str, options: tuple[str, ...], passages: list[Pass
     read: list[tuple[float, int]] = []
     for option in options:
         index = page_of(option, passages)
-        value = attribute_value(passages[index], kind, attribute) if index is not None else None
+        value = attribute_value(passages[index], kind, attribute, options) if index is not None else None
         if index is None and (mention := mention_value(option, options, passages, kind, attribute)):
             value, index = mention
         if value is None or index is None:
@@ -220,10 +220,12 @@ def question_value(question: str, name: str, kind: str) -> float | None:
     return _value(question.replace(name, " "), kind)
 
 
-def attribute_value(passage: Passage, kind: str, attribute: set[str]) -> float | None:
-    """The value of the passage's sentence that best matches the attribute's terms and holds one."""
-    # the page's own name holds no value of it ("The Halcyon 3 sells for £290")
-    own = re.compile(re.escape(_bare(passage.title)), re.I) if passage.title.strip() else None
+def attribute_value(passage: Passage, kind: str, attribute: set[str], names: tuple[str, ...] = ()) -> float | None:
+    """The value of the passage's sentence that best matches the attribute's terms and holds one. The page's own
+    name and the other compared `names` hold no value ("The Halcyon 3 sells for £290", "it replaced the Marlin
+    4")."""
+    held = sorted({_bare(name) for name in (passage.title, *names) if name.strip()}, key=len, reverse=True)
+    own = re.compile("|".join(map(re.escape, held)), re.I) if held else None
     said = [own.sub(" ", sentence) if own else sentence for sentence in sentences(passage.text)]
     ranked = sorted(range(len(said)), key=lambda i: (-len(attribute & set(tokenize(said[i]))), i))
     for i in ranked:

@@ -25,6 +25,15 @@ def test_a_rank_or_a_numbered_name_is_not_a_size() -> None:
     assert compared.values == (3140.0, 2875.0)
 
 
+def test_the_other_options_name_holds_no_value() -> None:
+    # on the Corvo 3's page the sentence that speaks of a price names the Corvo 2: its "2" is no price of either
+    passages = [Passage("The Corvo 3 went on sale at £59. It replaced the Corvo 2, which was priced at £45.",
+                        "Corvo 3"),
+                Passage("The Corvo 2 kettle was priced at £45.", "Corvo 2")]
+    compared = _compare("Which is cheaper, the Corvo 2 or the Corvo 3?", "en", passages)
+    assert compared is None or compared.option == "the Corvo 2", compared
+
+
 def test_a_passage_that_gives_only_a_rank_leaves_the_answer_to_the_reader() -> None:
     passages = [
         Passage("Mount Kessa is the 5th-highest peak of the Tollan range.", "Mount Kessa"),
