@@ -47,6 +47,7 @@ from cragraph.state import StageTimer, State, abstained
 from nodes._runtime import IndexUnavailable, bundle_of, lazy_evaluator, settings_of, visible_of
 from prompts.answer import AnswerReply, answer_messages
 from stores.chinese_script import script_language
+from stores.ner import query_entities
 from stores.text import language_of
 from stores.tokenize import tokenize
 
@@ -91,7 +92,8 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     reader = load_reader(operator().answer.reader_path)
     follow = _follow(state, runtime, settings)
     context = with_option_pages(state["question"], context, language, follow)
-    candidates = gather(reader, state["question"], context, hops, language, state.get("candidates") or [], follow)
+    candidates = gather(reader, state["question"], context, hops, language, state.get("candidates") or [], follow,
+                        query_entities(state["question"], language))
     if not candidates:
         return _abstain(timer, state, language, "no reading found an answer span" + _web_reason(state))
     _graded(candidates, state)

@@ -72,3 +72,35 @@ class Candidate:
                       for h in self.chain],
             "features": {name: round(value, 4) for name, value in self.features.items()},
         }
+
+
+def said_terms(candidate: Candidate) -> set[str]:
+    """The terms of what the candidate stands on: its sentence, its page's title, and every earlier hop's
+    page title and answer sentence."""
+    parts = [candidate.read.sentence, candidate.passage.get("title") or ""]
+    for step in candidate.chain[:-1]:
+        parts.append(step["passage"].get("title") or "")
+        parts += [step["sentence"]] if step.get("sentence") else sentences_holding(step["passage"].get("text") or "",
+                                                                                  step["answer"])
+    return set(tokenize(" ".join(parts)))
+
+
+def about_a_look_alike(candidate: Candidate, entities: list[set[str]]) -> bool:
+    """The candidate is read from the page of a look-alike of an entity the question names (the page's title
+    shares part of the entity's name and has a name term of its own: "MV Corriebell" for "MV Corriedale", "River
+    Caldry" for "River Ostrel"), in a sentence that does not name the entity itself: it answers about the
+    look-alike ("She was launched in 1934"), whatever the entity's own page would say. A page named by a part of
+    the entity's name ("Scorpion" for "Scorpiones und Pedipalpi") is no look-alike. `entities`: each named
+    entity's terms."""
+    title = set(tokenize(candidate.passage.get("title") or ""))
+    if not title or candidate.read.rule:
+        return False
+    said = said_terms(candidate)
+    return any(entity & title and not title <= entity and not all(_held(term, said) for term in entity)
+               for entity in entities)
+
+
+def _held(term: str, said: set[str]) -> bool:
+    """The term is said, or a longer or shorter form of it (an entity's lemma "ларион" for "Ларионова")."""
+    return term in said or (len(term) >= 4 and any(len(s) >= 4 and (s.startswith(term) or term.startswith(s))
+                                                   for s in said))

@@ -21,7 +21,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from cragraph.answering.candidates import READINGS, Candidate, names_same, normal, same_answer, sentences_holding
+from cragraph.answering.candidates import READINGS, Candidate, names_same, normal, said_terms, same_answer
 from cragraph.reader.names import named_pages, root
 from cragraph.reader.rerank import question_type, span_type
 from stores.tokenize import tokenize
@@ -60,7 +60,7 @@ def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str,
         grade = candidate.passage.get("grade")
         terms = set(tokenize(candidate.text))
         others = [c for c in candidates if c.reading != candidate.reading]
-        said = _said(candidate)
+        said = said_terms(candidate)
         first, second = _named(candidate.passage, asked), _bridged(candidate.passage, asked, context)
         candidate.features = {
             "one_pass": float(candidate.reading == "one_pass"),
@@ -117,17 +117,6 @@ def _share_said(relation: dict[str, float], said: set[str]) -> float:
     said_roots = {root(t) for t in said}
     total = sum(relation.values())
     return sum(w for t, w in relation.items() if t in said_roots) / total if total else 1.0
-
-
-def _said(candidate: Candidate) -> set[str]:
-    """The terms of what the candidate stands on: its sentence, its page's title, and every earlier hop's
-    page title and answer sentence."""
-    parts = [candidate.read.sentence, candidate.passage.get("title") or ""]
-    for step in candidate.chain[:-1]:
-        parts.append(step["passage"].get("title") or "")
-        parts += [step["sentence"]] if step.get("sentence") else sentences_holding(step["passage"].get("text") or "",
-                                                                                  step["answer"])
-    return set(tokenize(" ".join(parts)))
 
 
 def _named(passage: dict[str, Any], asked: set[str]) -> bool:

@@ -24,11 +24,12 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from cragraph.answering.bridging import bridged_question, link_terms, unasked
-from cragraph.answering.candidates import Candidate, names_same
+from cragraph.answering.candidates import Candidate, about_a_look_alike, names_same
 from cragraph.reader import Passage
 from cragraph.reader.compare import page_of, sentences
 from cragraph.reader.names import named_pages, roots
 from cragraph.reader.questions import question_form
+from stores.tokenize import tokenize
 
 if TYPE_CHECKING:  # the reader module imports torch; the graph loads it on first use only
     from cragraph.reader.reader import Reader
@@ -48,16 +49,19 @@ def reader_passage(passage: dict[str, Any]) -> Passage:
 
 
 def gather(reader: Reader, question: str, context: Sequence[dict[str, Any]], hops: Sequence[dict[str, Any]],
-           language: str, pool: Sequence[dict[str, Any]] = (), follow: Follow | None = None) -> list[Candidate]:
+           language: str, pool: Sequence[dict[str, Any]] = (), follow: Follow | None = None,
+           entities: Sequence[str] = ()) -> list[Candidate]:
     """Every reading's candidates: one pass and along the plan's hops, and for a span question (no rule answered
     it) passage by passage. `pool`: the retrieved passages grading and refinement set aside, where a page the
     question's named pages link to may be (graded against the whole compound question, a bridge entity's page
     seldom passes); `follow`: a search of the index for the pages a sentence names, which finds a linked page
-    that retrieval for the whole question never reached."""
+    that retrieval for the whole question never reached; `entities`: the names the question holds, whose
+    look-alikes' pages answer nothing about them (candidates.about_a_look_alike)."""
     candidates = [*one_pass(reader, question, context, language), *along_hops(reader, hops, language)]
     if candidates and candidates[0].reading == "one_pass":
         candidates += per_passage(reader, question, context, language, candidates, pool, follow)
-    return candidates
+    named = [terms for terms in (set(tokenize(name)) for name in entities) if terms]
+    return [c for c in candidates if not about_a_look_alike(c, named)]
 
 
 def with_option_pages(question: str, context: Sequence[dict[str, Any]], language: str,
