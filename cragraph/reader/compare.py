@@ -224,9 +224,9 @@ def attribute_value(passage: Passage, kind: str, attribute: set[str], names: tup
     """The value of the passage's sentence that best matches the attribute's terms and holds one. The page's own
     name and the other compared `names` hold no value ("The Halcyon 3 sells for £290", "it replaced the Marlin
     4")."""
-    held = sorted({_bare(name) for name in (passage.title, *names) if name.strip()}, key=len, reverse=True)
-    own = re.compile("|".join(map(re.escape, held)), re.I) if held else None
-    said = [own.sub(" ", sentence) if own else sentence for sentence in sentences(passage.text)]
+    unvalued = sorted({_bare(name) for name in (passage.title, *names) if name.strip()}, key=len, reverse=True)
+    named = re.compile("|".join(map(re.escape, unvalued)), re.I) if unvalued else None
+    said = [named.sub(" ", sentence) if named else sentence for sentence in sentences(passage.text)]
     ranked = sorted(range(len(said)), key=lambda i: (-len(attribute & set(tokenize(said[i]))), i))
     for i in ranked:
         value = _value(said[i], kind)

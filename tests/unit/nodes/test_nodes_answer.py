@@ -264,3 +264,14 @@ def test_the_llm_is_asked_to_answer_a_traditional_question_in_traditional_charac
     assert result["answer"] == "北嶺鋼鐵隊 [1]" and result["trace"][0]["decision"] == "LLM answer"
     assert "Answer in Chinese in traditional characters" in model.prompts[0]
 
+
+
+def test_a_look_alikes_page_gives_no_answer_about_the_entity_the_question_names():
+    ferry = {"id": "corriebell#0", "doc_id": "corriebell", "title": "MV Corriebell", "source": "index", "url": None,
+             "text": "MV Corriebell is a ferry. She was launched in 1934 and entered service the next spring.",
+             "strips": [{"text": "She was launched in 1934 and entered service the next spring.", "score": 0.8}]}
+    state = {"language": "en", "selected": [ferry], "verdict": "correct"}
+    own = run({**state, "question": "In what year was MV Corriebell launched?"}, sentences=1)
+    assert own["answer"].startswith("1934") and not own["abstained"]
+    # even at answer_threshold 0: the sister ship's launch is no answer for the Corriedale
+    assert run({**state, "question": "In what year was MV Corriedale launched?"}, sentences=1)["abstained"]
