@@ -12,7 +12,6 @@ from stores.tokenize import ENGLISH_STOPWORDS
 _WORD_CHAR = re.compile(r"[^\W_\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 SCORE_DECIMALS = 2  # what best_spans ranks by: differences below 0.01 are kernel noise
 MAX_NAME_WORDS = 4  # how far a span is widened over the name it stands in, each way
-CURRENCY = "£$€¥₽₹"
 EDGE = " \t\n\"'«»“”„‘’()[]{}<>《》「」『』,.;:!?。，、；：！？-–—|"
 
 
@@ -47,8 +46,6 @@ def clean_span(text: str, start: int, end: int) -> tuple[int, int]:
     left open (a closing bracket stays if one opened). Subword tokens end inside words ("Чарльзом Ричард|ом").
     A Latin-script name cut inside is made whole ("Quellbrook College| of Design", "River |Caldry")."""
     start, end = _whole_name(text, *_whole_words(text, start, end))
-    if 0 < start < end and text[start - 1] in CURRENCY and text[start].isdigit():
-        start -= 1  # an amount keeps its currency sign ("£99", not "99")
     opened = text.rfind("(", start, end)
     if opened > start and ")" not in text[opened:end]:
         end = opened
