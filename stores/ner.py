@@ -297,5 +297,13 @@ def _russian_lemma(word: str) -> str:
     return forms[0].normal if forms else word
 
 
+def russian_predicate(word: str) -> bool:
+    """A Russian word is most likely a verb or a short participle ("родился", "живёт", "построен"), by its first
+    pymorphy2 parse; False without natasha."""
+    vocab = _natasha_morph_vocab() if re.search(r"[а-яё]", word.lower()) else None
+    forms: list[Any] = vocab.parse(word) if vocab is not None else []
+    return bool(forms) and str(forms[0].tag.POS) in ("VERB", "PRTS")
+
+
 def _dedupe(names: Sequence[str] | Any) -> list[str]:
     return list(dict.fromkeys(n for n in names if n))

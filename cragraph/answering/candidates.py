@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,9 +37,29 @@ def same_answer(a: str, b: str) -> bool:
 
 def names_same(title: str, text: str) -> bool:
     """A page's title and an answer name one entity: the terms of one hold the other's, in any order and
-    inflection ("Осокорин, Глеб Андреевич" / "Глеба Осокорина", "Tальвея (компания)" / "Тальвея")."""
+    inflection ("Осокорин, Глеб Андреевич" / "Глеба Осокорина", "Сабуров, Павел Евграфович" / "Павла
+    Евграфовича Сабурова", "Tальвея (компания)" / "Тальвея")."""
     a, b = set(tokenize(title)), set(tokenize(text))
-    return bool(a and b) and (a <= b or b <= a)
+    return bool(a and b) and (_terms_within(a, b) or _terms_within(b, a))
+
+
+def _terms_within(few: set[str], many: set[str]) -> bool:
+    return all(any(_one_term(term, other) for other in many) for term in few)
+
+
+_CYRILLIC = re.compile(r"[а-яё]")
+
+
+def _one_term(a: str, b: str) -> bool:
+    """One stemmed term in two inflections. The stemmer cuts a Russian name's case endings unevenly ("сабур" /
+    "сабуров", "горд" / "горде", "павел" / "павл" with its fleeting vowel), so Cyrillic terms of four letters
+    or more meet when they part at most at the shorter one's last letter and the longer one goes on for an
+    ending's length at most ("вельт" of the river is not "вельтогорск", its town)."""
+    if a == b:
+        return True
+    shorter, common = min(len(a), len(b)), len(os.path.commonprefix([a, b]))
+    return (shorter >= 4 and bool(_CYRILLIC.match(a)) and bool(_CYRILLIC.match(b))
+            and common >= shorter - 1 and max(len(a), len(b)) - common <= 3)
 
 
 READINGS = ("one_pass", "hop_chain", "per_passage", "linked", "yes_no", "options", "compared")

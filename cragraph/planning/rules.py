@@ -8,7 +8,8 @@ Three shapes cover most bridge and comparison questions:
   first ("Who is the director of Silver Harbor?") when the rest of the question still asks something of it (a
   bare "What is the capital of France?" stays one hop).
 - comparison ("Which is older, A or B?", "Are A and B both ...?"): one independent sub-question per item.
-A question neither shape matches gets no rule plan (the caller degrades to single-hop).
+Russian and Chinese bridge shapes: rules_ru_zh.py. A question no shape matches gets no rule plan (the caller
+degrades to single-hop).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import re
 
 from cragraph.planning.plan import Decomposition, SubQuestion
+from cragraph.planning.rules_ru_zh import other_language_decomposition
 
 _RELATIVE = re.compile(
     r"(?P<np>\b(?:the|a|an)\s+(?:[\w'\-]+\s+){0,5}?[\w'\-]+)\s+"
@@ -68,7 +70,7 @@ MAX_HOPS = 4
 def rule_decomposition(question: str) -> Decomposition | None:
     """A valid DAG for a recognised shape, or None."""
     text = " ".join(question.split())
-    return _comparison(text) or _bridge(text) or _role_bridge(text)
+    return _comparison(text) or _bridge(text) or _role_bridge(text) or other_language_decomposition(text)
 
 
 def _comparison(text: str) -> Decomposition | None:

@@ -1,9 +1,10 @@
-"""Candidates: what one stands on, and when it answers about a look-alike of what the question names."""
+"""Candidates: what one stands on, when it answers about a look-alike of what the question names, and when an
+answer names a page's entity."""
 
 from __future__ import annotations
 
 from cragraph.answering import Candidate
-from cragraph.answering.candidates import about_a_look_alike
+from cragraph.answering.candidates import about_a_look_alike, names_same
 from cragraph.reader.types import ReaderAnswer
 from stores.tokenize import tokenize
 
@@ -38,3 +39,19 @@ def test_a_page_named_by_part_of_the_entitys_name_or_an_inflected_name_is_no_loo
     lemma = [set(tokenize("евгения ларионов"))]
     born = _candidate("Сулея", "Евгения Ларионова родилась в Сулее.", "Ларионова, Евгения Петровна")
     assert not about_a_look_alike(born, lemma)
+
+
+def test_a_russian_name_meets_its_page_in_any_case_and_order():
+    # the stemmer cuts these case endings unevenly: "сабур" / "сабуров", "павел" / "павл", "горд" / "горде"
+    assert names_same("Сабуров, Павел Евграфович", "Павла Евграфовича Сабурова")
+    assert names_same("Стрешнев, Гордей Лукич", "Гордеем Лукичом Стрешневым")
+    assert names_same("Ветлугина, Анна", "Анны Ветлугиной")
+
+
+def test_names_that_differ_in_more_than_an_ending_stay_apart():
+    assert not names_same("Соколов, Иван Петрович", "Сорокина Ивана Петровича")
+    assert not names_same("Чирок-5", "Чирок-7")
+    assert not names_same("MV Corriedale", "MV Corriebell")
+    assert not names_same("Вельта", "Вельтогорск")  # a river and the town named after it
+    # Latin-script terms meet only whole: an ending there is a different name
+    assert not names_same("Hollin Star", "Hollis Star")

@@ -68,3 +68,48 @@ def test_a_role_of_a_named_thing_is_asked_first_when_the_question_asks_more_of_i
 def test_a_role_question_that_asks_nothing_more_stays_one_hop():
     assert rule_decomposition("Who is the wife of Tobias Frenn?") is None
     assert rule_decomposition("What is the name of the river?") is None
+
+
+def test_a_russian_role_and_its_genitive_phrase_are_asked_first():
+    plan = rule_decomposition("Где родился основатель пекарни «Ржаной двор»?")
+    assert [(q.text, q.slot, q.deps) for q in plan.sub_questions] == [
+        ("Кто основатель пекарни «Ржаной двор»?", "x1", []),
+        ("Где родился {x1}?", None, ["q1"]),
+    ]
+    assert validate_decomposition(plan) == []
+    # a verb ends the role's phrase; the rest of the question stays with the slot
+    claim = rule_decomposition("Правда ли, что архитектор Речного вокзала учился в Казани?")
+    assert [q.text for q in claim.sub_questions] == [
+        "Кто архитектор Речного вокзала?", "Правда ли, что {x1} учился в Казани?"]
+
+
+def test_a_russian_relative_clause_is_asked_first():
+    plan = rule_decomposition("Какую школу окончила художница, по эскизам которой сделан витраж вокзала?")
+    assert [q.text for q in plan.sub_questions] == [
+        "художница, по эскизам которой сделан витраж вокзала", "Какую школу окончила {x1}?"]
+    built = rule_decomposition("Когда открылась мастерская, построившая баржу «Ладога»?")
+    assert [q.text for q in built.sub_questions] == [
+        "мастерская, построившая баржу «Ладога»", "Когда открылась {x1}?"]
+
+
+def test_a_chinese_role_opening_the_question_is_asked_first():
+    plan = rule_decomposition("青松茶社的创始人出生在哪里？")
+    assert [(q.text, q.slot, q.deps) for q in plan.sub_questions] == [
+        ("青松茶社的创始人是谁？", "x1", []),
+        ("{x1}出生在哪里？", None, ["q1"]),
+    ]
+    designed = rule_decomposition("设计南湖剧院的建筑师毕业于哪所学校？")
+    assert designed.sub_questions[0].text == "设计南湖剧院的建筑师是谁？"
+
+
+def test_russian_and_chinese_questions_of_one_hop_stay_one_hop():
+    assert rule_decomposition("Кто основал пекарню «Ржаной двор»?") is None
+    assert rule_decomposition("Какова длина реки Сорожи?") is None
+    assert rule_decomposition("Кто был директором завода в 1950 году?") is None
+    assert rule_decomposition("青松茶社的创始人是谁？") is None
+    assert rule_decomposition("青松茶社的售价是多少？") is None
+
+
+def test_a_russian_claim_opening_with_a_role_is_checked_along_the_chain():
+    plan = rule_decomposition("Жена Ивана Сомова родилась в Туле?")
+    assert [q.text for q in plan.sub_questions] == ["Кто жена Ивана Сомова?", "{x1} родилась в Туле?"]
