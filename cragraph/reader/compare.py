@@ -20,17 +20,19 @@ from cragraph.reader.types import Passage
 from stores.tokenize import tokenize
 
 # (pattern, kind, sign): sign +1 = the larger value wins, -1 = the smaller value wins
+_THAN = r"比(?![赛例分率喻如利])"  # Chinese "A 比 B 长": than, not 比赛 (a match), 比例 (a ratio) ...
 _COMPARATIVES: tuple[tuple[re.Pattern[str], str, int], ...] = (
     (
         re.compile(r"\b(?:older|oldest|earlier|earliest|first|sooner|before|prior to)\b|раньше|первы|старше|старее|"
-                   r"\bдо\b|更早|最早|早于|之前|以前|年纪更大|年龄更大|更年长|年长", re.I),
+                   r"\bдо\b|更早|最早|早于|之前|以前|年纪更大|年龄更大|更年长|年长|" + _THAN + r".{1,24}?(?:早|老)",
+                   re.I),
         "time",
         -1,
     ),
     (
         re.compile(
             r"\b(?:younger|youngest|later|latest|newer|newest|more recent|most recent|after)\b|позже|позднее|"
-            r"моложе|младше|новее|\bпосле\b|更晚|最晚|晚于|之后|以后",
+            r"моложе|младше|новее|\bпосле\b|更晚|最晚|晚于|之后|以后|" + _THAN + r".{1,24}?(?:晚|年轻)",
             re.I,
         ),
         "time",
@@ -40,7 +42,8 @@ _COMPARATIVES: tuple[tuple[re.Pattern[str], str, int], ...] = (
         re.compile(
             r"\b(?:longer|longest|taller|tallest|larger|largest|bigger|biggest|higher|highest|heavier|"
             r"wider|deeper|more|most|over|exceeds?|pricier|dearer)\b|длиннее|выше|крупнее|больше|более|превыша|"
-            r"дороже|更长|更高|更大|超过|多于|高于|长于|大于|更多|更贵",
+            r"дороже|更长|更高|更大|超过|多于|高于|长于|大于|更多|更贵|"
+            + _THAN + r".{1,24}?(?:长|高|大|多|贵|重|深|宽)",
             re.I,
         ),
         "size",
@@ -49,7 +52,8 @@ _COMPARATIVES: tuple[tuple[re.Pattern[str], str, int], ...] = (
     (
         re.compile(
             r"\b(?:shorter|shortest|smaller|smallest|lower|lowest|lighter|narrower|less|fewer|under|cheaper)\b|"
-            r"короче|ниже|меньше|менее|дешевле|更短|更低|更小|少于|低于|短于|小于|不到|更少|更便宜",
+            r"короче|ниже|меньше|менее|дешевле|更短|更低|更小|少于|低于|短于|小于|不到|更少|更便宜|"
+            + _THAN + r".{1,24}?(?:短|低|小|少|便宜|轻|浅|窄)",
             re.I,
         ),
         "size",

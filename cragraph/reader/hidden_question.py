@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from cragraph.reader.names import HAN, named_pages, root
 from cragraph.reader.questions import EN_AUX
 from cragraph.reader.types import Passage, ReaderAnswer
+from stores.ner import chinese_tagged, extract_entities, russian_person, russian_predicate
 from stores.tokenize import tokenize
 
 _WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")
@@ -28,7 +29,7 @@ _QUOTED = re.compile(r"«[^»]{1,80}»|“[^”]{1,80}”|\"[^\"]{1,80}\"|《[^�
 _ZH_PLACE = re.compile(r"[\u4e00-\u9fff]{2}(?:市|县|镇|省|区|村|州|乡|岛|港)(?![\u4e00-\u9fff]?[市县镇省区村州乡岛港])")
 _EN_ARTICLE = re.compile(r"\s+(?:the|a|an)$", re.I)
 _EN_PLACE_PREP = re.compile(r"\s+(?:in|at|near)$", re.I)
-_RU_LEAD = re.compile(r"^(?:правда|верно)\s+ли\s*,?\s*(?:что\s+)?", re.I)
+_RU_LEAD = re.compile(r"^(?:правда|верно)(?:\s+ли)?\s*,?\s*(?:что\s+)?", re.I)
 _RU_LI = re.compile(r"\s+ли(?=\s|$)", re.I)
 _RU_PLACE_PREP = re.compile(r"\s+(?:в|во|на)(?:\s+[а-яё]+)?$")  # "в Ольховце", "в деревне Сухая Ветла"
 _ZH_TAIL = re.compile(r"吗?[？?]?$")
@@ -45,10 +46,11 @@ class Claim:
 
 def hidden_claim(question: str, titles: Sequence[str], language: str) -> Claim | None:
     """The claim's value and the question it hides, or None when the question names no value after its
-    subject ("Is it open?")."""
-    names = _names(question, titles)
+    subject ("Is it open?"): the last name it gives, or for Chinese a value that is no name, the object of its
+    last verb."""
+    names = _names(question, titles, language)
     if len(names) < 2:
-        return None
+        return _zh_object_claim(question) if HAN.search(question) else None
     start, end = names[-1]
     if language == "ru" and not HAN.search(question):
         # «в Ольховецком политехническом институте»: the words after the last name belong to it
@@ -59,6 +61,33 @@ def hidden_claim(question: str, titles: Sequence[str], language: str) -> Claim |
     if not hidden:
         return None
     return Claim(question[start:end], hidden)
+
+
+_ZH_ASKING = re.compile(r"是否|是不是")
+
+
+def _zh_object_claim(question: str) -> Claim | None:
+    """A Chinese claim whose value is no name ("禾丰电器生产电饭煲吗" -> "电饭煲"): the words after its last verb,
+    or the object of the preposition before a closing verb ("曾在鹤汀无线电厂工作吗"), by LAC's word tags; hidden as
+    哪里 (a place, or after 在 / 于 / 从 / 到), 谁 (a person) or 什么."""
+    words = [(w, t) for w, t in chinese_tagged(question) if w not in ("吗", "呢", "？", "?")]
+    verbs = [i for i, (w, t) in enumerate(words) if t == "v" and not _ZH_ASKING.fullmatch(w)]
+    if not verbs:
+        return None
+    last = verbs[-1]
+    value = words[last + 1:]
+    if not value and last > 0:  # the sentence closes on its verb: the value is its preposition's object
+        preposition = next((i for i in range(last - 1, -1, -1) if words[i][1] == "p"), None)
+        value = words[preposition + 1:last] if preposition is not None else []
+        last = preposition if preposition is not None else last
+    if not value or all(t == "w" for _, t in value) or any(t in ("m", "TIME") for _, t in value):
+        return None  # nothing to hide, or a number or date: read as a claim (hiding numbers lost answers)
+    at = sum(len(w) for w, _ in words[:last + 1])
+    text = "".join(w for w, _ in value)
+    place = any(t == "LOC" for _, t in value) or words[last][0] in _ZH_PLACE_BEFORE
+    word = "哪里" if place else "谁" if any(t == "PER" for _, t in value) else "什么"
+    asked = "".join(w for w, _ in words)
+    return Claim(text, _ZH_ASKING.sub("", asked[:at] + word + asked[at + len(text):]) + "？")
 
 
 def names_value(answer: str, value: str) -> bool:
@@ -93,13 +122,17 @@ def _plain(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split())
 
 
-def _names(question: str, titles: Sequence[str]) -> list[tuple[int, int]]:
+def _names(question: str, titles: Sequence[str], language: str) -> list[tuple[int, int]]:
     """The (start, end) of each name the question gives, in order, without overlaps: the pages it names first,
-    then quoted titles, capitalised runs (not the question's first word: it is capitalised anyway) and Chinese
-    place names."""
+    then quoted titles, capitalised runs (not the question's first word, capitalised anyway, unless a Russian
+    claim opens with its subject: "Зимогоров вырос в Горелове?") and Chinese names (NER, and place names)."""
     spans = [s for i in named_pages(question, titles) if (s := _span_of_title(question, titles[i]))]
     spans += [m.span() for m in _QUOTED.finditer(question)]
-    spans += [s for s in _capitalized_runs(question) if s[0] > 0]
+    spans += [s for s in map(lambda run: _past_first_word(question, run, language), _capitalized_runs(question))
+              if s is not None]
+    if HAN.search(question):
+        spans += [(at, at + len(name)) for name in extract_entities([question], "zh")[0]
+                  if len(name) > 1 and (at := question.find(name)) >= 0]
     spans += [m.span() for m in _ZH_PLACE.finditer(question)]
     kept: list[tuple[int, int]] = []
     for span in spans:
@@ -120,6 +153,24 @@ def _span_of_title(question: str, title: str) -> tuple[int, int] | None:
     return (words[0][0], words[-1][1]) if words else None
 
 
+def _past_first_word(question: str, run: tuple[int, int], language: str) -> tuple[int, int] | None:
+    """A capitalised run without the question's first word, capitalised anyway ("Did Orla Penhallow" -> "Orla
+    Penhallow"), unless a Russian claim opens with its subject."""
+    if run[0] > 0 or _opens_with_subject(question, language):
+        return run
+    first = _WORD.match(question)
+    second = _WORD.search(question, first.end()) if first is not None else None
+    return (second.start(), run[1]) if second is not None and second.start() < run[1] else None
+
+
+def _opens_with_subject(question: str, language: str) -> bool:
+    """A Russian claim whose first word is a name, not a lead ("Правда ли"), a verb ("Родился ли") or a word
+    before "ли"."""
+    first = _WORD.match(question)
+    return (language == "ru" and first is not None and not _RU_LEAD.match(question)
+            and not re.match(r"^\w+\s+ли\b", question, re.I) and not russian_predicate(first.group(0)))
+
+
 def _capitalized_runs(question: str) -> list[tuple[int, int]]:
     runs: list[tuple[int, int]] = []
     for match in _WORD.finditer(question):
@@ -135,9 +186,10 @@ def _capitalized_runs(question: str) -> list[tuple[int, int]]:
 def _hide(question: str, start: int, end: int, language: str) -> str:
     before, after = question[:start].rstrip(" «“\"《「"), question[end:].lstrip("»”\"》」").rstrip(" ?？.!")
     if HAN.search(question):
-        word = "哪里" if before.endswith(_ZH_PLACE_BEFORE) or after.startswith("人") else (
-            "谁" if before.endswith("是") else "什么")
-        return _ZH_TAIL.sub("", before + word + after) + "？"
+        tags = {t for _, t in chinese_tagged(question[start:end])}
+        word = "哪里" if before.endswith(_ZH_PLACE_BEFORE) or after.startswith("人") or "LOC" in tags else (
+            "谁" if before.endswith("是") or "PER" in tags else "什么")
+        return _ZH_TAIL.sub("", _ZH_ASKING.sub("", before) + word + after) + "？"
     if language == "ru":
         # "Родился ли ...": the first word is the verb, not a name
         verb_first = not _RU_LEAD.match(before) and bool(re.match(r"^\w+\s+ли\b", before, re.I))
@@ -148,7 +200,8 @@ def _hide(question: str, start: int, end: int, language: str) -> str:
             return ""
         if verb_first:
             body = body[:1].lower() + body[1:]
-        return f"{'Где' if where else 'Что'} {body} {after}".strip() + "?"
+        word = "Где" if where else "Кто" if russian_person(question[start:end]) else "Что"
+        return f"{word} {body} {after}".strip() + "?"
     aux = EN_AUX.match(before)
     if not aux:
         return f"{before} what {after}".strip() + "?"

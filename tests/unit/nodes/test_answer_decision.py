@@ -61,6 +61,17 @@ def test_a_planned_question_is_read_along_its_hops_and_the_chain_is_cited_and_tr
     assert round(result["confidence"], 4) == record["counts"]["probability"]
 
 
+def test_a_claim_about_a_bridge_entity_is_checked_along_the_chain(run):
+    # the company's page alone does not say where its founder was born; the founder's page, the last hop's, does
+    claim = "Was the founder of Veltrane Systems born in Skarnvik?"
+    hops = [HOPS[0], {**HOPS[1], "question": "Was {x1} born in Skarnvik?",
+                      "queries": ["Was Ingrid Solvang born in Skarnvik?"]}]
+    result = run({**STATE, "question": claim, "hops": hops}, answer_threshold=0.0)
+    record = result["trace"][0]
+    assert result["answer"].startswith("yes") and record["decision"].startswith("yes_no")
+    assert [step["answer"] for step in record["chain"]] == ["Ingrid Solvang", "yes"]
+
+
 def test_a_hop_that_found_nothing_stops_the_chain_and_the_one_pass_reading_remains(run):
     lost = [HOPS[0], {**HOPS[1], "passages": []}]
     result = run({**STATE, "hops": lost}, answer_threshold=0.0)

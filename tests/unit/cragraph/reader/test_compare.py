@@ -2,7 +2,7 @@
 
 import pytest
 
-from cragraph.reader.compare import Compared, compare_options
+from cragraph.reader.compare import Compared, compare_options, comparison_kind
 from cragraph.reader.questions import question_form
 from cragraph.reader.types import Passage
 
@@ -144,3 +144,13 @@ def test_an_option_without_a_page_is_read_where_another_page_names_it_with_the_a
     pages[0] = Passage("MV Harebell was launched in 1951. The MV Foxglove, refitted in 1980, ran the same crossing.",
                        "MV Harebell")
     assert _compare("Which was launched first, MV Harebell or MV Foxglove?", "en", pages) is None
+
+
+@pytest.mark.parametrize(("question", "found"), [
+    ("临溪比青河长吗？", ("size", 1)),
+    ("青松T5比青松T3便宜吗？", ("size", -1)),
+    ("望江楼比听雨阁早建成吗？", ("time", -1)),
+    ("这场比赛有多长？", None),  # 比赛 is a match, not "than"
+])
+def test_a_chinese_comparison_by_than_names_its_measure(question: str, found: tuple[str, int] | None) -> None:
+    assert comparison_kind(question) == found

@@ -5,6 +5,7 @@ import pytest
 
 from cragraph.reader.hidden_question import hidden_claim, names_value, within
 from cragraph.reader.types import Passage, ReaderAnswer
+from stores.ner import RULES_ENV
 
 
 @pytest.mark.parametrize(("question", "titles", "language", "value", "hidden"), [
@@ -22,12 +23,35 @@ from cragraph.reader.types import Passage, ReaderAnswer
      "Где выросла Вера Гостева?"),
     ("柏云舒是在临溪县长大的吗？", ["柏云舒"], "zh", "临溪县", "柏云舒是在哪里长大的？"),
     ("望江楼是柏云舒设计的吗？", ["望江楼", "柏云舒"], "zh", "柏云舒", "望江楼是谁设计的？"),
+    # a person is asked with "who"
+    ("Правда ли, что Ключевский мост спроектировал Иван Ронне?", [], "ru", "Иван Ронне",
+     "Кто Ключевский мост спроектировал?"),
+    # a Russian claim that opens with its subject
+    ("Гостева выросла в Ключевске?", [], "ru", "Ключевске", "Где Гостева выросла?"),
 ])
 def test_a_claim_hides_a_question(question: str, titles: list[str], language: str, value: str,
                                   hidden: str) -> None:
     claim = hidden_claim(question, titles, language)
     assert claim is not None
     assert (claim.value, claim.question) == (value, hidden)
+
+
+def test_a_chinese_name_without_a_page_is_found_by_ner(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(RULES_ENV)  # the unit tests' rule-based NER finds no Chinese names
+    claim = hidden_claim("柏云舒毕业于临溪师范学院吗？", ["柏云舒"], "zh")
+    assert claim is not None and (claim.value, claim.question) == ("临溪师范学院", "柏云舒毕业于哪里？")
+
+
+@pytest.mark.parametrize(("question", "value", "hidden"), [
+    ("青松茶社出售绿茶吗？", "绿茶", "青松茶社出售什么？"),
+    ("柏云舒的母亲是教师吗？", "教师", "柏云舒的母亲是什么？"),
+])
+def test_a_chinese_value_that_is_no_name_is_the_object_of_the_last_verb(monkeypatch: pytest.MonkeyPatch,
+                                                                          question: str, value: str,
+                                                                          hidden: str) -> None:
+    monkeypatch.delenv(RULES_ENV)  # LAC's word tags
+    claim = hidden_claim(question, ["青松茶社", "柏云舒"], "zh")
+    assert claim is not None and (claim.value, claim.question) == (value, hidden)
 
 
 def test_a_claim_without_a_value_after_its_subject_hides_nothing() -> None:
