@@ -8,6 +8,8 @@
   -> "инженер, по проекту которого построен мост", then "Какой институт окончил {x1}?".
 - Chinese role bridge: "<phrase>的<role>" opening the question: "禾丰电器的创始人出生在哪里？" -> "禾丰电器的创始人
   是谁？", then "{x1}出生在哪里？"; "设计X的建筑师" is a phrase like any other.
+- Chinese relative bridge: "<clause with a verb>的<noun>" opening the question, by LAC's word tags:
+  "建造云雀号的船厂位于哪座城市？" -> "建造云雀号的船厂", then "{x1}位于哪座城市？".
 A role is a person's position or relation (founder, author, architect, wife ...): grammar, not benchmark names.
 """
 
@@ -16,7 +18,7 @@ from __future__ import annotations
 import re
 
 from cragraph.planning.plan import Decomposition, SubQuestion
-from stores.ner import russian_predicate
+from stores.ner import chinese_tagged, russian_predicate
 
 
 def _words(text: str) -> frozenset[str]:
@@ -47,7 +49,7 @@ _ZH_ROLES = ("创始人", "创办人", "创立者", "作者", "设计者", "设�
 _ZH_ROLE = re.compile(
     r"^(?P<np>.{2,40}?的(?:" + "|".join(sorted(_ZH_ROLES, key=len, reverse=True)) + r"))(?P<rest>.+)$")
 _ZH_ASKS = re.compile(r"哪|什么|谁|几|多少|何|吗|多长|多高|多大|多深")
-_ZH_ASKING_ONLY = re.compile(r"是|谁|什么|哪|吗|呢|的|人|位|个")
+_ZH_ASKING_ONLY = re.compile(r"是|谁|什么|哪|吗|呢|的|人|位|个|叫|名|字|称")
 _CYRILLIC = re.compile(r"[А-Яа-яЁё]")
 _HAN = re.compile(r"[\u4e00-\u9fff]")
 
@@ -57,7 +59,7 @@ def other_language_decomposition(text: str) -> Decomposition | None:
     if _CYRILLIC.search(text):
         return _ru_relative(text) or _ru_role(text)
     if _HAN.search(text):
-        return _zh_role(text)
+        return _zh_role(text) or _zh_relative(text)
     return None
 
 
@@ -113,3 +115,25 @@ def _zh_role(text: str) -> Decomposition | None:
     if match is None or not _ZH_ASKS.search(rest) or not _ZH_ASKING_ONLY.sub("", rest):
         return None
     return _two_hops(f"{match.group('np')}是谁？", f"{{x1}}{rest}？")
+
+
+_ZH_THAT = {"那", "那个", "那座", "那家", "那条", "那所", "那位", "那部", "那艘", "那支"}
+
+
+def _zh_relative(text: str) -> Decomposition | None:
+    """"<clause with a verb>的<noun>" opening the question (LAC's word tags): "建造云雀号的船厂位于哪座城市？" ->
+    "建造云雀号的船厂", then "{x1}位于哪座城市？"; "沈慕远出生的那个镇" drops its 那个."""
+    words = chinese_tagged(text.strip().rstrip("？?"))
+    of = next((i for i, (w, t) in enumerate(words) if w == "的" and t == "u"), None)
+    if of is None or not any(t == "v" for _, t in words[:of]):
+        return None
+    noun = of + 1
+    while noun < len(words) and (words[noun][0] in _ZH_THAT or words[noun][1] == "q"):
+        noun += 1
+    if noun >= len(words) or words[noun][1] not in ("n", "s", "LOC", "ORG"):
+        return None
+    rest = "".join(w for w, _ in words[noun + 1:]).lstrip("，,、 ")
+    if not _ZH_ASKS.search(rest) or not _ZH_ASKING_ONLY.sub("", rest):
+        return None
+    phrase = "".join(w for w, _ in words[:of + 1]) + words[noun][0]
+    return _two_hops(phrase, f"{{x1}}{rest}？")

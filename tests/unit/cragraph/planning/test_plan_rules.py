@@ -5,6 +5,7 @@ from __future__ import annotations
 from cragraph.planning.entities import entity_candidates, named_entities
 from cragraph.planning.plan import validate_decomposition
 from cragraph.planning.rules import rule_decomposition
+from stores.ner import RULES_ENV
 
 
 def test_a_relative_clause_becomes_a_two_hop_slot_chain():
@@ -113,3 +114,16 @@ def test_russian_and_chinese_questions_of_one_hop_stay_one_hop():
 def test_a_russian_claim_opening_with_a_role_is_checked_along_the_chain():
     plan = rule_decomposition("Жена Ивана Сомова родилась в Туле?")
     assert [q.text for q in plan.sub_questions] == ["Кто жена Ивана Сомова?", "{x1} родилась в Туле?"]
+
+
+def test_a_chinese_clause_with_a_verb_before_its_noun_is_asked_first(monkeypatch):
+    monkeypatch.delenv(RULES_ENV)  # LAC's word tags
+    plan = rule_decomposition("修建南湖大桥的公司成立于哪一年？")
+    assert [(q.text, q.slot, q.deps) for q in plan.sub_questions] == [
+        ("修建南湖大桥的公司", "x1", []),
+        ("{x1}成立于哪一年？", None, ["q1"]),
+    ]
+    assert rule_decomposition("柏云舒出生的那个镇有多少人口？").sub_questions[0].text == "柏云舒出生的镇"
+    # what a page names is one hop: no verb before 的, or nothing asked beyond the name
+    assert rule_decomposition("青松茶社的总部在哪里？") is None
+    assert rule_decomposition("青松茶社生产的茶叫什么名字？") is None
