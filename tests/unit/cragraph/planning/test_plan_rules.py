@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from cragraph.planning.entities import entity_candidates, named_entities
 from cragraph.planning.plan import validate_decomposition
 from cragraph.planning.rules import rule_decomposition
@@ -55,15 +57,25 @@ def test_candidates_skip_what_the_question_names_and_keep_passage_order():
     assert found[0] == "Volga" and "Kazan" not in found and "Caspian Sea" in found
 
 
-def test_a_role_of_a_named_thing_is_asked_first_when_the_question_asks_more_of_it():
-    plan = rule_decomposition("In which city was the director of Silver Harbor born?")
-    assert [(q.text, q.slot, q.deps) for q in plan.sub_questions] == [
-        ("Who or what is the director of Silver Harbor?", "x1", []),
-        ("In which city was {x1} born?", None, ["q1"]),
-    ]
+@pytest.mark.parametrize(("question", "first", "then"), [
+    ("In which city was the director of Silver Harbor born?", "Who or what is the director of Silver Harbor?",
+     "In which city was {x1} born?"),
+    # Russian: a role in the nominative and its genitive phrase
+    ("Где родился основатель пекарни «Ржаной двор»?", "Кто основатель пекарни «Ржаной двор»?", "Где родился {x1}?"),
+    # Chinese: "<phrase>的<role>" opening the question
+    ("青松茶社的创始人出生在哪里？", "青松茶社的创始人是谁？", "{x1}出生在哪里？"),
+])
+def test_a_role_of_a_named_thing_is_asked_first_when_the_question_asks_more_of_it(question, first, then):
+    plan = rule_decomposition(question)
+    assert [(q.text, q.slot, q.deps) for q in plan.sub_questions] == [(first, "x1", []), (then, None, ["q1"])]
     assert validate_decomposition(plan) == []
+
+
+def test_a_role_phrase_takes_what_describes_the_named_thing():
     described = rule_decomposition("What nationality is the director of the film Glass Orchard?")
     assert described.sub_questions[0].text == "Who or what is the director of the film Glass Orchard?"
+    designed = rule_decomposition("设计南湖剧院的建筑师毕业于哪所学校？")
+    assert designed.sub_questions[0].text == "设计南湖剧院的建筑师是谁？"
 
 
 def test_a_role_question_that_asks_nothing_more_stays_one_hop():
@@ -71,14 +83,7 @@ def test_a_role_question_that_asks_nothing_more_stays_one_hop():
     assert rule_decomposition("What is the name of the river?") is None
 
 
-def test_a_russian_role_and_its_genitive_phrase_are_asked_first():
-    plan = rule_decomposition("Где родился основатель пекарни «Ржаной двор»?")
-    assert [(q.text, q.slot, q.deps) for q in plan.sub_questions] == [
-        ("Кто основатель пекарни «Ржаной двор»?", "x1", []),
-        ("Где родился {x1}?", None, ["q1"]),
-    ]
-    assert validate_decomposition(plan) == []
-    # a verb ends the role's phrase; the rest of the question stays with the slot
+def test_a_verb_ends_a_russian_role_phrase_and_the_rest_stays_with_the_slot():
     claim = rule_decomposition("Правда ли, что архитектор Речного вокзала учился в Казани?")
     assert [q.text for q in claim.sub_questions] == [
         "Кто архитектор Речного вокзала?", "Правда ли, что {x1} учился в Казани?"]
@@ -91,16 +96,6 @@ def test_a_russian_relative_clause_is_asked_first():
     built = rule_decomposition("Когда открылась мастерская, построившая баржу «Ладога»?")
     assert [q.text for q in built.sub_questions] == [
         "мастерская, построившая баржу «Ладога»", "Когда открылась {x1}?"]
-
-
-def test_a_chinese_role_opening_the_question_is_asked_first():
-    plan = rule_decomposition("青松茶社的创始人出生在哪里？")
-    assert [(q.text, q.slot, q.deps) for q in plan.sub_questions] == [
-        ("青松茶社的创始人是谁？", "x1", []),
-        ("{x1}出生在哪里？", None, ["q1"]),
-    ]
-    designed = rule_decomposition("设计南湖剧院的建筑师毕业于哪所学校？")
-    assert designed.sub_questions[0].text == "设计南湖剧院的建筑师是谁？"
 
 
 def test_russian_and_chinese_questions_of_one_hop_stay_one_hop():
