@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from cragraph.reader.claims import SAME, compared_claim, paired_claim
 from cragraph.reader.compare import Compared, page_of
+from cragraph.reader.coordinated import coordinated
 from cragraph.reader.hidden_question import hidden_claim, names_value, within
 from cragraph.reader.inputs import Scored
 from cragraph.reader.questions import _capitalized_run
@@ -68,7 +69,9 @@ def answer_yesno(
     question: str, passages: list[Passage], scored: Scored, candidates: list[ReaderAnswer], language: str,
     read: Callable[[str], ReaderAnswer | None],
 ) -> ReaderAnswer | None:
-    """A comparison ("Is A longer than B?") by the values of the pages (cragraph.reader.claims); "Are A and B both
+    """A claim about two joined subjects, each with its page, by each subject's part read alone (coordinated.py:
+    "A и B оба родились в W?" holds when "A родились в W?" and "B родились в W?" do); a comparison ("Is A longer
+    than B?") by the values of the pages (cragraph.reader.claims); "Are A and B both
     X?" by X's words in the opening of each one's passage, else by what the reader points at in each page; any
     other yes / no question is read as the claim it makes: `read` answers the question the claim hides
     (hidden_question.py: "Where was she born?" for "Was she born in Tromsø?"), and the claim holds when that
@@ -88,6 +91,12 @@ def answer_yesno(
     def sentence_of(page: int) -> str:
         return next((c.sentence for c in candidates if c.passage == page), "")
 
+    joined = coordinated(question, language)
+    if joined is not None and all(page_of(subject, passages) is not None for subject in joined.subjects):
+        # each subject read alone, on its own page; a claim of two subjects is no comparison of one with the other
+        decided = _joined_claim([read(part) for part in joined.parts], joined.same, yes)
+        if decided is not None:
+            return judged(*decided)
     compared = compared_claim(question, passages)
     if compared is not None:
         return answered(compared[0], compared[1], sentence_of(compared[1]))
@@ -108,6 +117,34 @@ def answer_yesno(
     if claim is None:
         return None
     return judged(set(tokenize(claim.text)) <= set(tokenize(question)), claim)
+
+
+def _joined_claim(parts: list[ReaderAnswer | None], same: bool, yes: str) -> tuple[bool, ReaderAnswer] | None:
+    """Whether a claim about two subjects holds, from each subject's part read alone (coordinated.py): "the same"
+    when the two answers name one thing, "both" when each part holds (one part that fails is enough for "no");
+    with the answer that decides it, or None when the parts leave it open."""
+    if same:
+        if any(p is None or p.kind != "span" for p in parts):
+            return None
+        first, second = (p for p in parts if p is not None)
+        return (names_value(_first_clause(first.text), _first_clause(second.text)),
+                min(first, second, key=lambda p: p.margin or 0.0))
+    decided = [p for p in parts if p is not None and p.rule == "yes_no"]
+    failed = [p for p in decided if p.text != yes]
+    if failed:
+        return False, failed[0]
+    if len(decided) < len(parts):
+        return None
+    return True, min(decided, key=lambda p: p.margin or 0.0)
+
+
+_CLAUSE_BREAK = re.compile(r",|，|、|;|\s(?:and|и)\s|和")
+
+
+def _first_clause(span: str) -> str:
+    """A span up to its first comma or conjunction: the one value a "the same" question compares ("Harrowgate and
+    studied in Callow" -> "Harrowgate")."""
+    return _CLAUSE_BREAK.split(span, maxsplit=1)[0]
 
 
 def _both_of_a_kind(question: str, passages: list[Passage], language: str) -> tuple[bool, int] | None:
