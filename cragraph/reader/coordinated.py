@@ -53,10 +53,10 @@ def coordinated(question: str, language: str) -> Coordinated | None:
     if split is None:
         return None
     subjects, make = split
-    if not all(s.strip(" ,") for s in subjects):
+    if not all(subjects):
         return None
     (first, same), (second, _) = make(subjects[0]), make(subjects[1])
-    return Coordinated((subjects[0].strip(" ,"), subjects[1].strip(" ,")), (first, second), same)
+    return Coordinated(subjects, (first, second), same)
 
 
 def _russian(question: str) -> _Split:
