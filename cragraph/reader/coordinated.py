@@ -18,10 +18,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from stores.ner import chinese_tagged, russian_predicate
+from cragraph.reader.hidden_question import RU_LEAD, RU_WORD_LI, claim_words
+from stores.ner import russian_predicate
 
-_RU_LEAD = re.compile(r"^(?:правда|верно)(?:\s+ли)?\s*,?\s*(?:что\s+)?", re.I)
-_RU_VERB_LI = re.compile(r"^(\w+)\s+ли\s+", re.I)
 _RU_BOTH = {"оба", "обе"}
 _RU_PREPOSITIONS = {"в", "во", "на", "до", "после", "с", "со", "из", "у", "при", "под", "над", "за", "от", "к", "по"}
 # "в одном (и том же) городе", "в том же году": the shared value a "same" claim asks for
@@ -60,10 +59,10 @@ def coordinated(question: str, language: str) -> Coordinated | None:
 
 
 def _russian(question: str) -> _Split:
-    body = _RU_LEAD.sub("", question.rstrip(" ?!.")).strip()
+    body = RU_LEAD.sub("", question.rstrip(" ?!.")).strip()
     verb = ""
-    if (lead := _RU_VERB_LI.match(body)) is not None:
-        verb, body = lead.group(1), body[lead.end():]
+    if (lead := RU_WORD_LI.match(body)) is not None:
+        verb, body = lead.group(1), body[lead.end():].lstrip()
     if body.lower().startswith("и ") and ", и " in body:  # "и A, и B ..."
         first, rest = body[2:].split(", и ", 1)
         explicit = True
@@ -101,7 +100,7 @@ def _ru_predicate_start(word: str) -> bool:
 
 
 def _chinese(question: str) -> _Split:
-    words = [(w, t) for w, t in chinese_tagged(question) if w not in ("吗", "呢", "？", "?")]
+    words = claim_words(question)
     at = next((i for i, (w, t) in enumerate(words) if w in _ZH_CONJUNCTIONS and t == "c"), None)
     if not at:
         return None

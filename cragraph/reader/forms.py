@@ -124,11 +124,12 @@ def _joined_claim(parts: list[ReaderAnswer | None], same: bool, yes: str) -> tup
     when the two answers name one thing, "both" when each part holds (one part that fails is enough for "no");
     with the answer that decides it, or None when the parts leave it open."""
     if same:
-        if any(p is None or p.kind != "span" for p in parts):
+        spans = [p for p in parts if p is not None and p.kind == "span"]
+        if len(spans) < len(parts):
             return None
-        first, second = (p for p in parts if p is not None)
+        first, second = spans
         return (names_value(_first_clause(first.text), _first_clause(second.text)),
-                min(first, second, key=lambda p: p.margin or 0.0))
+                min(spans, key=lambda p: p.margin or 0.0))
     decided = [p for p in parts if p is not None and p.rule == "yes_no"]
     failed = [p for p in decided if p.text != yes]
     if failed:
@@ -138,12 +139,12 @@ def _joined_claim(parts: list[ReaderAnswer | None], same: bool, yes: str) -> tup
     return True, min(decided, key=lambda p: p.margin or 0.0)
 
 
-_CLAUSE_BREAK = re.compile(r",|，|、|;|\s(?:and|и)\s|和")
+_CLAUSE_BREAK = re.compile(r",|，|、|;|\sи\s|和")
 
 
 def _first_clause(span: str) -> str:
-    """A span up to its first comma or conjunction: the one value a "the same" question compares ("Harrowgate and
-    studied in Callow" -> "Harrowgate")."""
+    """A span up to its first comma or conjunction: the one value a "the same" question compares ("Заречье, где
+    училась в школе" -> "Заречье")."""
     return _CLAUSE_BREAK.split(span, maxsplit=1)[0]
 
 

@@ -29,9 +29,9 @@ _QUOTED = re.compile(r"«[^»]{1,80}»|“[^”]{1,80}”|\"[^\"]{1,80}\"|《[^�
 _ZH_PLACE = re.compile(r"[\u4e00-\u9fff]{2}(?:市|县|镇|省|区|村|州|乡|岛|港)(?![\u4e00-\u9fff]?[市县镇省区村州乡岛港])")
 _EN_ARTICLE = re.compile(r"\s+(?:the|a|an)$", re.I)
 _EN_PLACE_PREP = re.compile(r"\s+(?:in|at|near)$", re.I)
-_RU_LEAD = re.compile(r"^(?:правда|верно)(?:\s+ли)?\s*,?\s*(?:что\s+)?", re.I)
+RU_LEAD = re.compile(r"^(?:правда|верно)(?:\s+ли)?\s*,?\s*(?:что\s+)?", re.I)  # "Правда ли, что ..."
 _RU_LI = re.compile(r"\s+ли(?=\s|$)", re.I)
-_RU_WORD_LI = re.compile(r"^\w+\s+ли\b", re.I)  # "Родился ли ...": the first word is the verb
+RU_WORD_LI = re.compile(r"^(\w+)\s+ли\b", re.I)  # "Родился ли ...": the first word is the verb
 _RU_PLACE_PREP = re.compile(r"\s+(?:в|во|на)(?:\s+[а-яё]+)?$")  # "в Ольховце", "в деревне Сухая Ветла"
 _ZH_TAIL = re.compile(r"吗?[？?]?$")
 _ZH_PLACE_BEFORE = ("在", "于", "从", "到", "自")
@@ -71,7 +71,7 @@ def _zh_object_claim(question: str) -> Claim | None:
     """A Chinese claim whose value is no name ("禾丰电器生产电饭煲吗" -> "电饭煲"): the words after its last verb,
     or the object of the preposition before a closing verb ("曾在鹤汀无线电厂工作吗"), by LAC's word tags; hidden as
     哪里 (a place, or after 在 / 于 / 从 / 到), 谁 (a person) or 什么."""
-    words = [(w, t) for w, t in chinese_tagged(question) if w not in ("吗", "呢", "？", "?")]
+    words = claim_words(question)
     verbs = [i for i, (w, t) in enumerate(words) if t == "v" and not _ZH_ASKING.fullmatch(w)]
     if not verbs:
         return None
@@ -89,6 +89,11 @@ def _zh_object_claim(question: str) -> Claim | None:
     word = "哪里" if place else "谁" if any(t == "PER" for _, t in value) else "什么"
     asked = "".join(w for w, _ in words)
     return Claim(text, _ZH_ASKING.sub("", asked[:at] + word + asked[at + len(text):]) + "？")
+
+
+def claim_words(question: str) -> list[tuple[str, str]]:
+    """LAC's tagged words of a Chinese claim without its question particles (吗, 呢, the question mark)."""
+    return [(w, t) for w, t in chinese_tagged(question) if w not in ("吗", "呢", "？", "?")]
 
 
 def names_value(answer: str, value: str) -> bool:
@@ -168,8 +173,8 @@ def _opens_with_subject(question: str, language: str) -> bool:
     """A Russian claim whose first word is a name, not a lead ("Правда ли"), a verb ("Родился ли") or a word
     before "ли"."""
     first = _WORD.match(question)
-    return (language == "ru" and first is not None and not _RU_LEAD.match(question)
-            and not _RU_WORD_LI.match(question) and not russian_predicate(first.group(0)))
+    return (language == "ru" and first is not None and not RU_LEAD.match(question)
+            and not RU_WORD_LI.match(question) and not russian_predicate(first.group(0)))
 
 
 def _capitalized_runs(question: str) -> list[tuple[int, int]]:
@@ -193,8 +198,8 @@ def _hide(question: str, start: int, end: int, language: str) -> str:
         return _ZH_TAIL.sub("", _ZH_ASKING.sub("", before) + word + after) + "？"
     if language == "ru":
         # "Родился ли ...": the first word is the verb, not a name
-        verb_first = not _RU_LEAD.match(before) and bool(_RU_WORD_LI.match(before))
-        body = _RU_LI.sub("", _RU_LEAD.sub("", before))
+        verb_first = not RU_LEAD.match(before) and bool(RU_WORD_LI.match(before))
+        body = _RU_LI.sub("", RU_LEAD.sub("", before))
         where = bool(_RU_PLACE_PREP.search(body))
         body = _RU_PLACE_PREP.sub("", body).strip(" ,")
         if not body:
