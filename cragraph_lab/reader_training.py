@@ -98,6 +98,24 @@ def bottom_features(rows: list[dict], bottom: Bottom, cache: Path, batch: int = 
     return [flat[bounds[i] : bounds[i + 1]] for i in range(len(rows))]
 
 
+def bucketed_batches(lengths: np.ndarray, size: int, rng: np.random.Generator, jitter: float) -> list[list[int]]:
+    """Length-bucketed batches (less padding; lengths jittered so buckets differ between epochs), in a seeded
+    random order."""
+    order = np.argsort(lengths + rng.uniform(0, jitter, len(lengths)), kind="stable")
+    batches = [order[i : i + size].tolist() for i in range(0, len(order), size)]
+    rng.shuffle(batches)
+    return batches
+
+
+def step(loss: torch.Tensor, model: torch.nn.Module, optimizer: torch.optim.Optimizer, schedule: Any) -> None:
+    """One optimizer step on `loss`, gradients clipped to norm 1, the learning-rate schedule advanced."""
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    schedule.step()
+
+
 def batch_tensors(rows: list[dict], feats: list[np.ndarray], idx: list[int]):
     n = max(len(feats[i]) for i in idx)
     x = torch.zeros((len(idx), n, feats[idx[0]].shape[1]))
@@ -227,21 +245,14 @@ def train_reader(
     metrics: dict[str, Any] = {}
     for epoch in range(config["epochs"]):
         head.train()
-        # length-bucketed batches (less padding), in a seeded random order
-        order = np.argsort(lengths + rng.uniform(0, 40, len(lengths)), kind="stable")
-        batches = [order[i : i + config["batch"]].tolist() for i in range(0, len(order), config["batch"])]
-        rng.shuffle(batches)
+        batches = bucketed_batches(lengths, config["batch"], rng, 40)
         bar = tqdm(batches, desc=f"reader epoch {epoch + 1}/{config['epochs']}", unit="batch")
         for idx in bar:
             x, mask, valid, gold_s, gold_e = batch_tensors(train_rows, train_feats, idx)
             start, end = head(x, mask)
             weight = torch.tensor([1.0 if train_rows[i]["gold"] else config["null_weight"] for i in idx])
             loss = ((marginal_nll(start, valid, gold_s) + marginal_nll(end, valid, gold_e)) * weight).mean()
-            optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(head.parameters(), 1.0)
-            optimizer.step()
-            schedule.step()
+            step(loss, head, optimizer, schedule)
             bar.set_postfix(loss=f"{loss.item():.3f}")
         metrics = evaluate(val_rows, predict(head, val_rows, val_feats, config["max_answer_tokens"]))
         print(f"epoch {epoch + 1} validation {json.dumps(metrics['ALL'])}", flush=True)

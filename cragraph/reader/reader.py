@@ -8,8 +8,6 @@ own fine-tuned top layers), point at the best start / end, and map the span back
 
 from __future__ import annotations
 
-import json
-import zipfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -25,6 +23,7 @@ from cragraph.reader.inputs import Scored, encode
 from cragraph.reader.questions import question_form
 from cragraph.reader.rerank import FEATURES, rerank
 from cragraph.reader.types import Passage, ReaderAnswer, ReaderWeightsError
+from cragraph.reader.weights_folder import read_folder
 from cragraph.reader.window import ReadContext, build_context
 from stores.chinese_script import simplified
 from stores.tokenize import tokenize
@@ -37,25 +36,11 @@ _REQUIRED = ("split", "budget", "max_len", "max_answer_tokens")
 
 def read_weights(folder: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The config and arrays of a weights folder, or a ReaderWeightsError naming the file at fault."""
-    config_path, weights_path = folder / CONFIG_FILE, folder / WEIGHTS_FILE
-    for path in (config_path, weights_path):
-        if not path.is_file():
-            raise ReaderWeightsError(path, "missing")
-    try:
-        config = json.loads(config_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise ReaderWeightsError(config_path, f"unreadable ({error})") from error
-    missing = [key for key in _REQUIRED if not isinstance(config, dict) or key not in config]
-    if missing:
-        raise ReaderWeightsError(config_path, f"lacks {', '.join(missing)}")
+    config_path = folder / CONFIG_FILE
+    config, arrays = read_folder(config_path, folder / WEIGHTS_FILE, _REQUIRED, ReaderWeightsError)
     reranker = config.get("reranker")
     if reranker and (reranker.get("features") != list(FEATURES) or len(reranker.get("weights", ())) != len(FEATURES)):
         raise ReaderWeightsError(config_path, "its re-ranker was fitted on other features than this version's")
-    try:
-        with np.load(weights_path, allow_pickle=False) as loaded:
-            arrays = {key: loaded[key] for key in loaded.files}
-    except (OSError, ValueError, zipfile.BadZipFile) as error:
-        raise ReaderWeightsError(weights_path, f"damaged ({error})") from error
     return config, arrays
 
 
@@ -194,7 +179,7 @@ class Reader:
             if decided is not None:  # a hidden question's span keeps the margin over its own no-answer score
                 margin = decided.margin if decided.margin is not None else (
                     no_answer_margin(scored, decided) if decided.span_score else None)
-                decided = replace(decided, rule="yes_no", margin=margin)
+                decided = replace(decided, rule=decided.rule or "yes_no", margin=margin)
             return decided, scored, candidates
         paged = form.kind == "options" and all(page_of(option, passages) is not None for option in form.options)
         if paged or (form.kind == "options" and all(mentioned(option, passages) for option in form.options)):

@@ -7,6 +7,8 @@
     cragraph bench training-data                                the evaluator's data folders (training_data.py)
     cragraph bench cosine-calibration DIR                       cosine evaluator points (cosine_calibration.py)
     cragraph bench reader-training --out DIR                    the short-answer reader (reader_training.py)
+    cragraph bench verifier-training --out DIR                  the verifier (verifier_training.py)
+    cragraph bench verifier-eval --out FILE                     verifier vs evaluator head, held out (verifier_eval.py)
     cragraph bench decision-data                                the answer decision's training folders
     cragraph bench decision-training RESULTS.jsonl ...          the answer decision (decision_training.py)
     cragraph bench decision-replay NEW_RUNS OLD_RUNS             a run re-decided, paired (decision_replay.py)
@@ -95,15 +97,24 @@ def register(commands: argparse._SubParsersAction) -> None:
         "reader-training", help="train the short-answer reader on the training sets (writes reader.npz + "
                                 "config.json; copy them to cragraph/reader/weights or point reader_path at them)",
         description="Train the short-answer reader on training data only")
-    reader.add_argument("--out", type=Path, required=True, help="folder for reader.npz and config.json")
-    reader.add_argument("--threads", type=int, default=2, help="torch threads (results depend on it)")
-    reader.add_argument("--data-root", type=Path, default=None,
-                        help="folder holding the benchmark sets (default: ../shared/data beside the repository)")
-    reader.add_argument("--set", nargs="*", default=[], metavar="KEY=JSON",
-                        help="override training settings, e.g. epochs=1 (see default_config)")
+    _training_arguments(reader, "reader.npz and config.json")
     reader.add_argument("--rerank-only", action="store_true",
                         help="keep the span model in --out and only refit its candidate re-ranker")
     reader.set_defaults(run=_reader_training)
+
+    verifier = benches.add_parser(
+        "verifier-training", help="train the verifier (does this passage state the answer?) on the training sets "
+                                  "(writes verifier.npz + verifier.json; copy them to cragraph/reader/weights)",
+        description="Train the verifier on training data only; resumes from --out/checkpoint.pt")
+    _training_arguments(verifier, "verifier.npz and verifier.json")
+    verifier.set_defaults(run=_verifier_training)
+
+    verifier_eval = benches.add_parser(
+        "verifier-eval", help="grade held-out passages with the verifier and today's evaluator head (ROC-AUC per set)")
+    verifier_eval.add_argument("--out", type=Path, default=None, help="JSON report path")
+    verifier_eval.add_argument("--data-root", type=Path, default=None)
+    verifier_eval.add_argument("--limit", type=int, default=200, help="questions per set (default: %(default)s)")
+    verifier_eval.set_defaults(run=_verifier_eval)
 
     decision_data = benches.add_parser(
         "decision-data", help="write the answer decision's XQuAD and NQ training folders (user cache)")
@@ -340,6 +351,48 @@ def _cosine_calibration(args: argparse.Namespace) -> int:
     return 0
 
 
+def _training_arguments(parser: argparse.ArgumentParser, files: str) -> None:
+    """The arguments every model-training bench takes."""
+    parser.add_argument("--out", type=Path, required=True, help=f"folder for {files}")
+    parser.add_argument("--threads", type=int, default=2, help="torch threads (results depend on it)")
+    parser.add_argument("--data-root", type=Path, default=None,
+                        help="folder holding the benchmark sets (default: ../shared/data beside the repository)")
+    parser.add_argument("--set", nargs="*", default=[], metavar="KEY=JSON",
+                        help="override training settings, e.g. epochs=1 (see default_config)")
+
+
+def _overrides(items: list[str], defaults: dict) -> dict:
+    import json
+
+    overrides = {}
+    for item in items:
+        key, _, value = item.partition("=")
+        if key not in defaults or not value:
+            raise SystemExit(f"--set {item!r}: expected KEY=JSON with KEY one of {', '.join(defaults)}")
+        try:
+            overrides[key] = json.loads(value)
+        except ValueError as error:
+            raise SystemExit(f"--set {item!r}: the value is not JSON ({error})") from error
+    return overrides
+
+
+def _verifier_training(args: argparse.Namespace) -> int:
+    import json
+
+    from cragraph_lab.verifier_training import default_config, train_verifier
+
+    found = train_verifier(args.out, args.threads, _overrides(args.set, default_config()), args.data_root)
+    print(json.dumps(found.get("all", {})))
+    return 0
+
+
+def _verifier_eval(args: argparse.Namespace) -> int:
+    from cragraph_lab.verifier_eval import compare_graders
+
+    print(compare_graders(args.data_root, args.limit, args.out))
+    return 0
+
+
 def _reader_training(args: argparse.Namespace) -> int:
     import json
 
@@ -350,16 +403,7 @@ def _reader_training(args: argparse.Namespace) -> int:
 
         print(json.dumps(fit_reranker(args.out, args.data_root)))
         return 0
-    overrides = {}
-    for item in args.set:
-        key, _, value = item.partition("=")
-        if key not in default_config() or not value:
-            raise SystemExit(f"--set {item!r}: expected KEY=JSON with KEY one of {', '.join(default_config())}")
-        try:
-            overrides[key] = json.loads(value)
-        except ValueError as error:
-            raise SystemExit(f"--set {item!r}: the value is not JSON ({error})") from error
-    metrics = train_reader(args.out, args.threads, overrides, args.data_root)
+    metrics = train_reader(args.out, args.threads, _overrides(args.set, default_config()), args.data_root)
     print(json.dumps(metrics.get("ALL", {})))
     return 0
 
