@@ -5,11 +5,13 @@ Make the runs with `--modes crag-multihop --unanswerable 0.5` on training sets o
 asked of an index without their gold passages and "no right answer here" is learned. Every candidate the answer node
 weighed (the record's `candidates`) is a row: its features, and whether it is right (`right`: it holds a gold answer, as
 Truth counts, and is mostly that answer, so that the decision prefers the short span). A logistic regression on
-standardized features is fitted out of fold (folds grouped by question) and ranks each question's candidates; an
-isotonic map, fitted out of fold too, turns the best one's log-odds into its probability of holding a gold answer (what
-Truth counts right). Each question's chosen candidate is scored: expected calibration error and a reliability plot on
-every question with a candidate and on those the reader never trained on, and Truth at answer_threshold 0.5 beside the
-answer gates this decision replaced. The shipped weights are then fitted on every row.
+standardized features ranks each question's candidates; a logistic map of the best one's log-odds turns it into its
+probability of holding a gold answer (what Truth counts right). Which signals it reads is chosen by leaving one
+training set out at a time (fit on the others, measure Truth at 0.5 and calibration on the one left out), so that
+the choice holds across domains, not within the pooled folds. The chosen set is then measured out of fold (folds
+grouped by question): expected calibration error and a reliability plot on every question with a candidate and on
+those the reader never trained on, and Truth at answer_threshold 0.5 beside the answer gates this decision
+replaced. The shipped weights are fitted on every row.
 """
 
 from __future__ import annotations
@@ -101,15 +103,15 @@ def scores(model: DecisionModel, features: np.ndarray) -> np.ndarray:
     return model.intercept + ((features - np.array(model.mean)) / np.array(model.scale)) @ np.array(model.coef)
 
 
-def isotonic(z: np.ndarray, right: np.ndarray) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """The points (z, p) of the isotonic map from the chosen candidates' z to whether they were right, its
-    probabilities kept inside [0.01, 0.99] (a few dozen training answers never make anything certain)."""
-    from sklearn.isotonic import IsotonicRegression
+def platt(z: np.ndarray, right: np.ndarray) -> tuple[float, float]:
+    """(a, b) of the logistic map p = sigmoid(a * z + b) from the chosen candidates' z to whether they were right:
+    two parameters, smooth and monotone, where an isotonic step map follows the pooled training sets' quirks."""
+    from sklearn.linear_model import LogisticRegression
 
     if len(set(right.tolist())) < 2:
-        return (), ()
-    fitted = IsotonicRegression(out_of_bounds="clip", y_min=0.01, y_max=0.99).fit(z, right)
-    return tuple(map(float, fitted.X_thresholds_)), tuple(map(float, fitted.y_thresholds_))
+        return 1.0, 0.0
+    fitted = LogisticRegression(C=100.0, max_iter=1000).fit(z.reshape(-1, 1), right)
+    return float(fitted.coef_[0][0]), float(fitted.intercept_[0])
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
@@ -136,22 +138,59 @@ def out_of_fold(questions: Sequence[Question], folds: int = FOLDS) -> list[np.nd
 
 def calibrated_out_of_fold(questions: Sequence[Question], z: Sequence[np.ndarray],
                            folds: int = FOLDS) -> list[tuple[float, float]]:
-    """(probability, right) of each question's chosen candidate, its z mapped by an isotonic fit without its fold."""
+    """(probability, right) of each question's chosen candidate, its z mapped by a logistic fit without its fold."""
     picked = chosen(questions, z)
     fold_of = folds_of(questions, folds)
     has = [len(q.labels) > 0 for q in questions]
     maps = {}
     for fold in range(folds):
         others = [j for j in range(len(picked)) if has[j] and fold_of[j] != fold]
-        maps[fold] = isotonic(np.array([picked[j][0] for j in others]), np.array([picked[j][1] for j in others]))
+        maps[fold] = platt(np.array([picked[j][0] for j in others]), np.array([picked[j][1] for j in others]))
     out: list[tuple[float, float]] = []
     for i, (value, right) in enumerate(picked):
         if not has[i]:
             out.append((0.0, 0.0))
             continue
-        xs, ys = maps[fold_of[i]]
-        out.append((float(np.interp(value, xs, ys)) if xs else float(sigmoid(np.array(value))), right))
+        a, b = maps[fold_of[i]]
+        out.append((float(sigmoid(np.array(a * value + b))), right))
     return out
+
+
+def masked(questions: Sequence[Question], drop: Sequence[str]) -> list[Question]:
+    """The questions with every model feature built on a dropped signal set to 0 (a variant without them)."""
+    columns = [i for i, name in enumerate(MODEL_FEATURES) if any(part in drop for part in name.split("*"))]
+    out = []
+    for q in questions:
+        features = q.features.copy()
+        features[:, columns] = 0.0
+        out.append(replace(q, features=features))
+    return out
+
+
+def leave_one_set_out(questions: Sequence[Question]) -> dict[str, dict[str, Any]]:
+    """For each training set: the ranking and its calibration fitted on every other set (the calibration on their
+    out-of-fold z), then Truth at 0.5 and ECE of the chosen candidates of the set left out."""
+    found = {}
+    for name in sorted({q.set for q in questions}):
+        rest = [q for q in questions if q.set != name]
+        held = [q for q in questions if q.set == name]
+        rows = [q for q in rest if len(q.labels)]
+        model = fit(np.vstack([q.features for q in rows]), np.concatenate([q.labels for q in rows]))
+        a, b = platt(*map(np.array, zip(*[p for p, q in zip(chosen(rest, out_of_fold(rest)), rest, strict=True)
+                                            if len(q.labels)], strict=True)))
+        picked = [(float(sigmoid(np.array(a * v + b))), r) if len(q.labels) else (0.0, 0.0)
+                  for (v, r), q in zip(chosen(held, [scores(model, q.features) if len(q.labels) else np.zeros(0)
+                                                     for q in held]), held, strict=True)]
+        weighed = [x for x, q in zip(picked, held, strict=True) if len(q.labels)]
+        found[name] = {"questions": len(held), "truth": round(truth(picked), 4),
+                       "ece": calibration(weighed)["ece"], "answered": sum(p >= 0.5 for p, _ in picked),
+                       "right": sum(p >= 0.5 and r > 0 for p, r in picked)}
+    return found
+
+
+VARIANTS = {"every signal": (), "without language flags": ("ru", "zh"),
+            "without the verifier": ("verified", "unsaid")}
+"""The signal sets leave_one_set_out compares; the one with the best mean Truth over the sets left out ships."""
 
 
 def chosen(questions: Sequence[Question], values: Sequence[np.ndarray]) -> list[tuple[float, float]]:
@@ -233,11 +272,17 @@ def reliability_plot(parts: dict[str, dict[str, Any]], out: Path) -> None:
 
 def train_decision(results: Sequence[Path], out: Path = DEFAULT_WEIGHTS, plot: Path | None = None,
                    mode: str = "crag-multihop") -> dict[str, Any]:
-    """Measure out of fold, fit on everything, write the weights (with the measurements) to `out`."""
-    questions = read_questions(results, mode)
-    if not any(len(q.labels) for q in questions):
+    """Choose the signal set by leaving one training set out, measure it out of fold, fit it on everything, and
+    write the weights (with the measurements) to `out`."""
+    every = read_questions(results, mode)
+    if not any(len(q.labels) for q in every):
         raise ValueError(f"no candidates of mode {mode!r} in {', '.join(map(str, results))}: run `cragraph eval qa` "
                          "with this version first")
+    several = len({q.set for q in every}) > 1  # one set leaves nothing to fit on when it is left out
+    lodo = {variant: leave_one_set_out(masked(every, drop)) for variant, drop in VARIANTS.items()} if several else {}
+    best = max(lodo, key=lambda v: float(np.mean([part["truth"] for part in lodo[v].values()]))) if lodo \
+        else next(iter(VARIANTS))
+    questions = masked(every, VARIANTS[best])
     z = out_of_fold(questions)
     picked = calibrated_out_of_fold(questions, z)
     # calibration is of the probabilities the answer node reports: a question with no candidate has none
@@ -255,6 +300,8 @@ def train_decision(results: Sequence[Path], out: Path = DEFAULT_WEIGHTS, plot: P
         "questions": len(questions),
         "rows": int(sum(len(q.labels) for q in questions)),
         "sets": sorted({q.set for q in questions}),
+        "variant": best,
+        "leave_one_set_out": lodo,
         "calibration_all": calibration([x for x, _ in weighed]),
         "calibration_reader_unseen": calibration(unseen),
         "truth": round(truth(picked), 4),
@@ -264,9 +311,8 @@ def train_decision(results: Sequence[Path], out: Path = DEFAULT_WEIGHTS, plot: P
     }
     rows = [q for q in questions if len(q.labels)]
     model = fit(np.vstack([q.features for q in rows]), np.concatenate([q.labels for q in rows]))
-    best = [(v, r) for (v, r), q in zip(chosen(questions, z), questions, strict=True) if len(q.labels)]
-    xs, ys = isotonic(np.array([v for v, _ in best]), np.array([r for _, r in best]))
-    model = replace(model, calibration_z=xs, calibration_p=ys)
+    own = [x for x, q in zip(chosen(questions, z), questions, strict=True) if len(q.labels)]
+    model = replace(model, calibration=platt(np.array([v for v, _ in own]), np.array([r for _, r in own])))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({**model.as_dict(), "trained": report}, indent=1), encoding="utf-8")
     (out.parent / "MODEL_CARD.md").write_text(model_card(report, results, model), encoding="utf-8")
@@ -274,6 +320,22 @@ def train_decision(results: Sequence[Path], out: Path = DEFAULT_WEIGHTS, plot: P
         reliability_plot({"reader-unseen": report["calibration_reader_unseen"], "all": report["calibration_all"]},
                          plot)
     return report
+
+
+def lodo_table(report: dict[str, Any]) -> str:
+    """The leave-one-set-out table: Truth at 0.5 and ECE of each set left out, per signal set."""
+    variants = list(report["leave_one_set_out"])
+    if not variants:
+        return "(one training set: nothing to leave out)"
+    head = "| set left out | questions | " + " | ".join(f"Truth, {v} | ECE, {v}" for v in variants) + " |"
+    lines = [head, "|---|---|" + "---|---|" * len(variants)]
+    for name in report["sets"]:
+        parts = [report["leave_one_set_out"][v][name] for v in variants]
+        lines.append(f"| {name} | {parts[0]['questions']} | "
+                     + " | ".join(f"{p['truth']:+.3f} | {p['ece']:.3f}" for p in parts) + " |")
+    means = [np.mean([p["truth"] for p in report["leave_one_set_out"][v].values()]) for v in variants]
+    lines.append("| mean | | " + " | ".join(f"{m:+.3f} | " for m in means) + "|")
+    return "\n".join(lines)
 
 
 def model_card(report: dict[str, Any], results: Sequence[Path], model: DecisionModel) -> str:
@@ -288,10 +350,17 @@ def model_card(report: dict[str, Any], results: Sequence[Path], model: DecisionM
                         sorted(zip(model.features, model.coef, strict=True), key=lambda x: -abs(x[1]))[:15])
     return f"""# The answer decision
 
-A logistic regression over cragraph.answering.features.MODEL_FEATURES (standardized) ranks the candidates, and an
-isotonic map of the best one's log-odds z gives its probability of being right; the answer node answers the best
-candidate when that probability reaches `answer_threshold`. Written by `cragraph bench decision-training`
-(cragraph_lab/decision_training.py).
+A logistic regression over cragraph.answering.features.MODEL_FEATURES (standardized) ranks the candidates, and a
+logistic map of the best one's log-odds z, p = sigmoid(a z + b), gives its probability of being right; the answer
+node answers the best candidate, a rule's answer like any other, when that probability reaches `answer_threshold`.
+Written by `cragraph bench decision-training` (cragraph_lab/decision_training.py).
+
+## Leave one training set out
+
+Fitted (ranking and calibration) on every training set but one, measured on the one left out, for each signal
+set (cragraph_lab.decision_training.VARIANTS); the one with the best mean Truth ships: **{report['variant']}**.
+
+{lodo_table(report)}
 
 ## Data
 
@@ -303,10 +372,10 @@ data/userlike_train (60 pages, 120 questions; written after reading the test cor
 data/userlike_train2 (66 pages, 150 questions; written without reading either) and data/userlike_train3 (60 pages,
 150 questions; written without reading any of them, measured once before the decision trained on it).
 For each benchmark set, `OMP_NUM_THREADS=1 cragraph eval qa --dataset DIR --modes crag-multihop --unanswerable 0.5
---limit 250 --out runs/decision-train` (half of the questions asked of an index without their gold passages); for
-each folder of pages F, `cragraph eval folder data/F/corpus data/F/questions.jsonl --out
-runs/decision-train/F`; then `cragraph bench decision-training runs/decision-train/*/results.jsonl
---plot docs/decision_reliability.png`:
+--limit N --out runs/decision-train` (half of the questions asked of an index without their gold passages; N 250
+for hipporag_legacy_train100 and NQ, 100 for each XQuAD folder); for each folder of pages F, `cragraph eval folder
+data/F/corpus data/F/questions.jsonl --out runs/decision-train/F`; then `cragraph bench decision-training
+runs/decision-train/*/results.jsonl --plot docs/decision_reliability.png`:
 {report['questions']} questions, {report['rows']} candidates. The ranking learns a candidate as right when it holds
 a gold answer and is mostly that answer (token F1 >= {MIN_F1}: the short span, not a sentence holding it); the
 probability is calibrated to what Truth counts right (the answer holds a gold answer).
@@ -321,9 +390,6 @@ probability is calibrated to what Truth counts right (the answer holds a gold an
 Reliability plot: docs/decision_reliability.png.
 
 ## Truth at answer_threshold 0.5 against the replaced gates (out of fold, same questions)
-
-The model's own choice: the answer node gives a rule's answer (yes / no, "A or B") whenever its rule decided
-(cragraph.answering.features.RULES), which these figures do not.
 
 The replaced gates: the one-pass reading's answer given when its margin >= 7.5, its passage's grade >= -0.5 and
 the best evidence >= -0.2 (answer_min_margin / answer_min_grade / answer_min_score at their last defaults).
@@ -341,27 +407,26 @@ All: {report['truth']:+.3f} against {report['truth_old_gates']:+.3f}, paired dif
 {weights}
 | intercept | {model.intercept:+.3f} |
 
-The isotonic map z -> p has {len(model.calibration_z)} points (decision.json: calibration_z, calibration_p).
+Calibration: a = {model.calibration[0]:.3f}, b = {model.calibration[1]:+.3f}.
 """
 
 
 XQUAD_UNSEEN, XQUAD_SEEN, NQ_UNSEEN, NQ_DISTRACTORS = 90, 60, 250, 350
 
 
-def write_decision_sets(data_root: Path | None = None, out_root: Path | None = None) -> list[Path]:
-    """The decision's training folders beside hipporag_legacy_train100: per XQuAD language, training-part
-    questions the reader never trained on (its validation split) and some it did, over every training-part
-    passage; NQ questions from NQ_FIRST_TRAIN on that the reader never trained on, with their gold passages and
-    other NQ passages as distractors. Seeded, so the folders are the same each time."""
+def decision_selection(data_root: Path | None = None) -> dict[str, tuple[list[dict], list[dict], str]]:
+    """The decision's XQuAD and NQ training questions, by folder name: (questions, passages, note). Per XQuAD
+    language, training-part questions the reader never trained on (its validation split) and some it did, over
+    every training-part passage; NQ questions from NQ_FIRST_TRAIN on that the reader never trained on, with their
+    gold passages and other NQ passages as distractors. Seeded, so the selection is the same each time (the
+    verifier leaves these questions out of its training)."""
     import random
-    import shutil
 
     from cragraph_lab.reader_examples import NQ_FIRST_TRAIN
-    from cragraph_lab.training_data import XQUAD, default_data_root, read_jsonl, write_dataset, xquad_part
+    from cragraph_lab.training_data import XQUAD, default_data_root, read_jsonl, xquad_part
 
     data = data_root or default_data_root()
-    out = out_root or Path.home() / ".cache" / "cragraph" / "decision-data"
-    folders = []
+    found = {}
     for language in ("en", "ru", "zh"):
         source = data / XQUAD / language
         questions = [q for q in read_jsonl(source / "questions.jsonl") if xquad_part(q["supporting_ids"][0]) == "train"]
@@ -371,11 +436,9 @@ def write_decision_sets(data_root: Path | None = None, out_root: Path | None = N
         random.Random(7).shuffle(seen)
         chosen = unseen[:XQUAD_UNSEEN] + seen[:XQUAD_SEEN]
         random.Random(8).shuffle(chosen)
-        folder = out / f"{XQUAD}__{language}"
-        shutil.rmtree(folder, ignore_errors=True)
         note = (f"XQuAD {language} training part: {len(chosen)} questions, {min(XQUAD_UNSEEN, len(unseen))} of them "
                 f"never trained on by the reader; every training-part passage (the answer decision's training).")
-        folders.append(write_dataset(folder, chosen, corpus, note))
+        found[f"{XQUAD}__{language}"] = (chosen, corpus, note)
     source = data / "nq_open_oracle_litm"
     questions = read_jsonl(source / "questions.jsonl")[NQ_FIRST_TRAIN:]
     corpus = read_jsonl(source / "corpus.jsonl")
@@ -386,9 +449,22 @@ def write_decision_sets(data_root: Path | None = None, out_root: Path | None = N
     others = [c for c in corpus if c["id"] not in gold]
     random.Random(10).shuffle(others)
     passages = [c for c in corpus if c["id"] in gold] + others[:NQ_DISTRACTORS]
-    folder = out / "nq_open_oracle_litm"
-    shutil.rmtree(folder, ignore_errors=True)
     note = (f"NQ-open questions from {NQ_FIRST_TRAIN} on that the reader never trained on, {len(chosen)}, with their "
             f"gold passages and {NQ_DISTRACTORS} other NQ passages (the answer decision's training).")
-    folders.append(write_dataset(folder, chosen, passages, note))
+    found["nq_open_oracle_litm"] = (chosen, passages, note)
+    return found
+
+
+def write_decision_sets(data_root: Path | None = None, out_root: Path | None = None) -> list[Path]:
+    """The decision's training folders beside hipporag_legacy_train100 (decision_selection), in the user cache."""
+    import shutil
+
+    from cragraph_lab.training_data import write_dataset
+
+    out = out_root or Path.home() / ".cache" / "cragraph" / "decision-data"
+    folders = []
+    for name, (questions, passages, note) in decision_selection(data_root).items():
+        folder = out / name
+        shutil.rmtree(folder, ignore_errors=True)
+        folders.append(write_dataset(folder, questions, passages, note))
     return folders

@@ -26,6 +26,7 @@ from langgraph.runtime import Runtime
 
 from cragraph.answering import Candidate, load_decision
 from cragraph.answering.candidates import sentences_holding
+from cragraph.answering.claims import names_subject
 from cragraph.answering.decision import answers, choose
 from cragraph.answering.features import featurize
 from cragraph.answering.readings import Follow, gather, with_option_pages
@@ -35,7 +36,7 @@ from cragraph.knowledge.evidence import citations, evidence_records, renumber, s
 from cragraph.knowledge.passages import passage_of
 from cragraph.models.structured import ask_structured
 from cragraph.reader import ReaderAnswer
-from cragraph.reader.cache import load_reader
+from cragraph.reader.cache import load_reader, load_verifier
 from cragraph.reader.listing import list_items
 from cragraph.reader.support import is_supported
 from cragraph.retrieval.enumeration import enumeration_request
@@ -90,15 +91,21 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 ],
             }
     reader = load_reader(operator().answer.reader_path)
+    verifier = load_verifier(reader, operator().answer.verifier_path)
     follow = _follow(state, runtime, settings)
     context = with_option_pages(state["question"], context, language, follow)
-    candidates = gather(reader, state["question"], context, hops, language, state.get("candidates") or [], follow,
-                        query_entities(state["question"], language))
+    entities = query_entities(state["question"], language)
+    pool = state.get("candidates") or []
+    gathered = gather(reader, state["question"], context, hops, language, pool, follow, entities, verifier)
+    candidates = gathered.candidates
+    unnamed = [e for e in entities if not any(names_subject(e, p) for p in [*context, *pool])]
+    unheld = _unheld([*gathered.unheld, *unnamed])
     if not candidates:
-        return _abstain(timer, state, language, "no reading found an answer span" + _web_reason(state))
+        why = unheld or "no reading found an answer span"
+        return _abstain(timer, state, language, why + _web_reason(state))
     _graded(candidates, state)
     signals = {"verdict": state.get("verdict"), "route": state.get("route"), "language": language,
-               "best_evidence": best_evidence}
+               "best_evidence": best_evidence, "unnamed": len(unnamed) / len(entities) if entities else 0.0}
     featurize(candidates, state["question"], signals, context, _rarity(settings))
     chosen = choose(candidates, load_decision())
     answered = _formatted(state["question"], chosen, context, sentences, operator().answer.sentences, language,
@@ -118,13 +125,22 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         withheld = {"answer": answered["answer"], "citations": answered["citations"],
                     "confidence": round(chosen.probability, 4), "margin": _rounded(chosen.read.margin),
                     "reason": why}
-        note = f"Not sure enough ({why}): {answered['answer']}" + _web_reason(state)
+        note = f"Not sure enough ({why}): {answered['answer']}" + (f"; {unheld}" if unheld else "") + _web_reason(state)
         record = timer.record("abstain", counts, (), note, candidates=readings, chain=chain)
         return {**abstained(language, state["question"]), "withheld": withheld, "trace": [record]}
     update = {**answered, "confidence": chosen.probability, "margin": chosen.read.margin}
     scores = [e["score"] for e in update["evidence"]]
     decision = f"{chosen.reading} answer ({chosen.read.kind})"
     return {**update, "trace": [timer.record(decision, counts, scores, note, candidates=readings, chain=chain)]}
+
+
+def _unheld(subjects: Sequence[str]) -> str:
+    """What the held-back note says of claims about something no passage names."""
+    first: dict[str, str] = {}
+    for subject in subjects:  # one name in two cases (the claim's words, NER's casefolded form) said once
+        first.setdefault(subject.casefold(), subject)
+    names = ", ".join(f"'{s}'" for s in first.values())
+    return f"no document found mentions {names}" if names else ""
 
 
 def _follow(state: State, runtime: Runtime[Context], settings: Context) -> Follow | None:

@@ -62,13 +62,14 @@ def _one_term(a: str, b: str) -> bool:
             and common >= shorter - 1 and max(len(a), len(b)) - common <= 3)
 
 
-READINGS = ("one_pass", "hop_chain", "per_passage", "linked", "yes_no", "options", "compared")
+READINGS = ("one_pass", "hop_chain", "per_passage", "linked", "yes_no", "options", "compared", "claim")
 
 
 @dataclass
 class Candidate:
     """`passage` is the passage dict it cites (a context passage or a hop's); `chain` the hops it was read
-    along, first hop first: {"question", "answer", "passage"} each."""
+    along, first hop first: {"question", "answer", "passage"} each; `verdict` the verifier's probabilities that
+    its passage states it ("right") and that the passage does not speak to the question at all ("absent")."""
 
     read: ReaderAnswer
     reading: str
@@ -77,6 +78,7 @@ class Candidate:
     chain: list[dict[str, Any]] = field(default_factory=list)
     features: dict[str, float] = field(default_factory=dict)
     probability: float = 0.0
+    verdict: dict[str, float] = field(default_factory=dict)  # the verifier's: {"right": p, "absent": p}
 
     @property
     def text(self) -> str:

@@ -1,13 +1,14 @@
 """One calibrated decision: the probability that a candidate answer is right. One logistic regression over
-features.MODEL_FEATURES (the signals and their interactions with the reading) ranks a question's candidates, and an
-isotonic map of the best one's log-odds gives its probability (choosing the best of several candidates makes the chosen
-one look surer than it is, so the map is fitted on the chosen ones), both fitted out of fold on training questions (a
-share of them asked of an index without their gold passages, so that "no right answer here" is learned) by `cragraph
-bench decision-training`.
+features.MODEL_FEATURES (the signals and their interactions with the reading) ranks a question's candidates, and a
+logistic map of the best one's log-odds, p = sigmoid(a * z + b), gives its probability (choosing the best of several
+candidates makes the chosen one look surer than it is, so the map is fitted on the chosen ones; two parameters, so it
+is smooth and moves little between domains, where a step map fitted on one pool of sets would not), both fitted on
+training questions (a share of them asked of an index without their gold passages, so that "no right answer here"
+is learned) by `cragraph bench decision-training`, which chooses by leaving one training set out at a time.
 
-The best candidate is answered when its probability reaches `answer_threshold`; under the Truth score (right +1, abstain
-0, wrong -1) answering pays exactly when that probability is above 0.5, so 0.5 is the break-even default, not a tuned
-number. The weights are plain JSON (no scikit-learn needed to read them).
+The best candidate is answered when its probability reaches `answer_threshold`, a rule's answer like any other;
+under the Truth score (right +1, abstain 0, wrong -1) answering pays exactly when that probability is above 0.5, so
+0.5 is the break-even default, not a tuned number. The weights are plain JSON (no scikit-learn needed to read them).
 """
 
 from __future__ import annotations
@@ -20,10 +21,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from cragraph.answering.candidates import Candidate
-from cragraph.answering.features import MODEL_FEATURES, RULES, model_vector
+from cragraph.answering.features import MODEL_FEATURES, model_vector
 
 DEFAULT_WEIGHTS = Path(__file__).resolve().parent / "weights" / "decision.json"
 TRAINING_COMMAND = "cragraph bench decision-training"
@@ -39,17 +38,15 @@ class DecisionWeightsError(RuntimeError):
 
 @dataclass(frozen=True)
 class DecisionModel:
-    """z = intercept + sum coef * (x - mean) / scale over MODEL_FEATURES ranks the candidates; p is the isotonic
-    map of z, piecewise linear through the points (calibration_z, calibration_p) and flat beyond them (with no
-    points: the logistic sigmoid of z)."""
+    """z = intercept + sum coef * (x - mean) / scale over MODEL_FEATURES ranks the candidates; p = sigmoid(a * z + b)
+    with (a, b) = `calibration` ((1, 0): the logistic regression's own probability)."""
 
     features: tuple[str, ...]
     mean: tuple[float, ...]
     scale: tuple[float, ...]
     coef: tuple[float, ...]
     intercept: float
-    calibration_z: tuple[float, ...] = ()
-    calibration_p: tuple[float, ...] = ()
+    calibration: tuple[float, float] = (1.0, 0.0)
 
     def score(self, features: dict[str, float]) -> float:
         """z: the candidate's log-odds before calibration (what ranks the candidates)."""
@@ -59,33 +56,28 @@ class DecisionModel:
 
     def calibrated(self, z: float) -> float:
         """The probability of being right of a question's best candidate scored z."""
-        if not self.calibration_z:
-            return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
-        return float(np.interp(z, self.calibration_z, self.calibration_p))
+        a, b = self.calibration
+        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, a * z + b))))
 
     def probability(self, features: dict[str, float]) -> float:
         return self.calibrated(self.score(features))
 
     def as_dict(self) -> dict[str, Any]:
         return {"features": list(self.features), "mean": list(self.mean), "scale": list(self.scale),
-                "coef": list(self.coef), "intercept": self.intercept,
-                "calibration_z": list(self.calibration_z), "calibration_p": list(self.calibration_p)}
+                "coef": list(self.coef), "intercept": self.intercept, "calibration": list(self.calibration)}
 
 
 def choose(candidates: Sequence[Candidate], model: DecisionModel) -> Candidate:
-    """Set every candidate's probability and return the one to give: the model's best, or a rule's answer, which
-    is given whenever its rule decided (see features.RULES)."""
+    """Set every candidate's probability and return the model's best."""
     scores = [model.score(candidate.features) for candidate in candidates]
     for candidate, z in zip(candidates, scores, strict=True):
         candidate.probability = model.calibrated(z)
-    ruled = next((c for c in candidates if c.reading in RULES), None)
-    return ruled or candidates[max(range(len(candidates)), key=lambda i: scores[i])]
+    return candidates[max(range(len(candidates)), key=lambda i: scores[i])]
 
 
 def answers(chosen: Candidate, threshold: float) -> bool:
-    """Whether the chosen candidate is given: a rule's answer always, any other when its probability reaches the
-    threshold (`answer_threshold`)."""
-    return chosen.reading in RULES or chosen.probability >= threshold
+    """Whether the chosen candidate is given: its probability reaches the threshold (`answer_threshold`)."""
+    return chosen.probability >= threshold
 
 
 @lru_cache(maxsize=4)
@@ -98,14 +90,17 @@ def load_decision(path: str = "") -> DecisionModel:
         data = json.loads(file.read_text(encoding="utf-8"))
         model = DecisionModel(tuple(data["features"]), tuple(map(float, data["mean"])),
                               tuple(map(float, data["scale"])), tuple(map(float, data["coef"])),
-                              float(data["intercept"]), tuple(map(float, data.get("calibration_z", ()))),
-                              tuple(map(float, data.get("calibration_p", ()))))
+                              float(data["intercept"]), _pair(data.get("calibration", (1.0, 0.0))))
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise DecisionWeightsError(file, f"unreadable ({error})") from error
     if model.features != MODEL_FEATURES:
         raise DecisionWeightsError(file, "fitted on other features than this version's")
     if (not (len(model.mean) == len(model.scale) == len(model.coef) == len(MODEL_FEATURES)) or 0.0 in model.scale
-            or len(model.calibration_z) != len(model.calibration_p)
-            or any(b < a for a, b in zip(model.calibration_z, model.calibration_z[1:], strict=False))):
-        raise DecisionWeightsError(file, "damaged (lengths or scales do not fit)")
+            or not all(map(math.isfinite, (*model.coef, model.intercept, *model.calibration)))):
+        raise DecisionWeightsError(file, "damaged (lengths, scales or values do not fit)")
     return model
+
+
+def _pair(values: Any) -> tuple[float, float]:
+    a, b = (float(v) for v in values)
+    return a, b

@@ -11,8 +11,10 @@ is about something the question names (a first hop) or about something only anot
 whether another reading answered with its page's entity (it was led there: a bridge question's second hop) or its
 answer is itself some other context page's entity (a bridge to read on from), how the CRAG evaluator graded its
 passage and the context (the grade of the cited passage, the best grade, the best evidence sentence, the verdict),
-whether any context page is about something the question names, and the route and language, which shift how far the
-rest can be trusted.
+whether any context page is about something the question names, the verifier's verdict on the candidate's passage
+(it states this answer; it does not speak to the question at all), how many of the entities the question names no
+passage read names (a question about something the documents do not hold), and the route and language, which shift
+how far the rest can be trusted.
 """
 
 from __future__ import annotations
@@ -27,18 +29,19 @@ from cragraph.reader.rerank import question_type, span_type
 from stores.tokenize import tokenize
 
 FEATURES = (
-    "one_pass", "hop_chain", "per_passage", "linked", "yes_no", "options", "compared", "first_hop", "second_hop",
-    "margin",
+    "one_pass", "hop_chain", "per_passage", "linked", "yes_no", "options", "compared", "claim", "first_hop",
+    "second_hop", "margin", "verified", "unsaid",
     "share", "rank", "hop_margin", "hop_share", "hop_rank", "agree", "support", "cover", "asked_cover", "rare_missing",
     "type_fit",
     "is_title", "led_to", "leads_on", "in_question", "log_length", "graded", "grade", "best_grade", "best_evidence",
-    "verdict_correct", "verdict_incorrect", "named_page", "multihop", "ru", "zh", "passages",
+    "verdict_correct", "verdict_incorrect", "named_page", "unnamed", "multihop", "ru", "zh", "passages",
 )
 
 
 def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str, Any],
               context: Sequence[dict[str, Any]], rarity: Callable[[str], float]) -> None:
-    """Fill each candidate's `features` (names in FEATURES). `signals`: verdict, route, language, best_evidence;
+    """Fill each candidate's `features` (names in FEATURES). `signals`: verdict, route, language, best_evidence,
+    unnamed (the share of the question's entities that no passage read names);
     `rarity`: a term's inverse document frequency in the index."""
     asked = set(tokenize(question))
     weights = {term: rarity(term) for term in asked}
@@ -69,6 +72,8 @@ def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str,
             "first_hop": float(first),
             "second_hop": float(second),
             "margin": _clip((read.margin or 0.0) / 10.0),
+            "verified": float(candidate.verdict.get("right", 0.0)),
+            "unsaid": float(candidate.verdict.get("absent", 0.0)),
             "share": float(read.confidence if read.confidence is not None else 0.0),
             "rank": float(candidate.rank),
             "hop_margin": _clip((hop.get("margin") or 0.0) / 10.0),
@@ -93,6 +98,7 @@ def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str,
             "verdict_correct": float(signals.get("verdict") == "correct"),
             "verdict_incorrect": float(signals.get("verdict") == "incorrect"),
             "named_page": named_page,
+            "unnamed": float(signals.get("unnamed") or 0.0),
             "multihop": float(signals.get("route") == "multihop"),
             "ru": float(language == "ru"),
             "zh": float(language == "zh"),
@@ -152,13 +158,12 @@ def _clip(value: float, bound: float = 3.0) -> float:
 
 
 RULES = ("yes_no", "options", "compared")
-# The reader's rules (yes / no, "A or B") answer about a dozen of the training questions, too few to learn when
-# they are right: the model reads them as one kind, "rule", with its own intercept but none of the per-reading
-# weights below, and the answer node gives a rule's answer whenever the rule decided, reporting its probability
-# (holding them back under the threshold halved the development set's EM with no gain in Truth: docs/answering.md).
-MODEL_READINGS = ("one_pass", "hop_chain", "per_passage", "linked")
+# The reader's rules (yes / no about two subjects or a comparison, "A or B") answer too few training questions to
+# learn when they are right: the model reads them as one kind, "rule", with its own intercept but none of the
+# per-reading weights below. Their answers go through the same threshold as every other.
+MODEL_READINGS = ("one_pass", "hop_chain", "per_passage", "linked", "claim")
 INTERACTING = ("margin", "share", "rank", "cover", "asked_cover", "rare_missing", "first_hop", "second_hop", "grade",
-               "agree", "log_length", "type_fit", "led_to", "leads_on")
+               "agree", "log_length", "type_fit", "led_to", "leads_on", "verified", "unsaid")
 # What the decision reads: the signals, and each of INTERACTING per reading (a margin means more in one reading
 # than in another), so one linear model can weigh them apart.
 MODEL_FEATURES = (*(f for f in FEATURES if f not in RULES), "rule",

@@ -20,11 +20,13 @@ context, the plan's hops) and gives candidate answers; none decides which one is
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from cragraph.answering.bridging import bridged_question, link_terms, unasked
 from cragraph.answering.candidates import Candidate, about_a_look_alike, names_same
+from cragraph.answering.claims import CLAIM, Unheld, verified_claim
+from cragraph.answering.verification import verify_candidates
 from cragraph.reader import Passage
 from cragraph.reader.compare import page_of, sentences
 from cragraph.reader.names import named_pages, roots
@@ -33,6 +35,7 @@ from stores.tokenize import tokenize
 
 if TYPE_CHECKING:  # the reader module imports torch; the graph loads it on first use only
     from cragraph.reader.reader import Reader
+    from cragraph.reader.verifier import Verifier
 
 ONE_PASS_TOP = 3  # spans of the one-pass reading kept as candidates
 CHAIN_TOP = 2  # fillings of a last hop read (the previous hop's best answers)
@@ -48,25 +51,59 @@ def reader_passage(passage: dict[str, Any]) -> Passage:
     return Passage(passage["text"], passage.get("title") or "", float(passage.get("score") or 0.0))
 
 
+@dataclass
+class Gathered:
+    """The readings' candidates, and the subjects of claims that no passage names (the documents do not hold
+    them: no evidence of "no")."""
+
+    candidates: list[Candidate]
+    unheld: list[str] = field(default_factory=list)
+
+
 def gather(reader: Reader, question: str, context: Sequence[dict[str, Any]], hops: Sequence[dict[str, Any]],
            language: str, pool: Sequence[dict[str, Any]] = (), follow: Follow | None = None,
-           entities: Sequence[str] = ()) -> list[Candidate]:
+           entities: Sequence[str] = (), verifier: Verifier | None = None) -> Gathered:
     """Every reading's candidates: one pass and along the plan's hops, and for a span question (no rule answered
     it) passage by passage. `pool`: the retrieved passages grading and refinement set aside, where a page the
     question's named pages link to may be (graded against the whole compound question, a bridge entity's page
     seldom passes); `follow`: a search of the index for the pages a sentence names, which finds a linked page
     that retrieval for the whole question never reached; `entities`: the names the question holds, whose
-    look-alikes' pages answer nothing about them (candidates.about_a_look_alike)."""
+    look-alikes' pages answer nothing about them (candidates.about_a_look_alike); `verifier`: judges a yes / no
+    question about one subject (claims.py) in place of the reader's rule, and every candidate's passage."""
     chained = along_hops(reader, hops, language)
     # a claim about a bridge entity ("Was the founder of X born in Y?") is checked along the chain first: the
     # last hop's claim, its slot filled ("Was Ann Wye born in Y?"), is read over that hop's passages
-    claims = [c for c in chained if c.reading == "yes_no"]
-    candidates = [*claims, *one_pass(reader, question, context, language),
-                  *(c for c in chained if c.reading != "yes_no")]
+    claims = [c for c in chained if c.reading in ("yes_no", CLAIM)]
+    # ... and then the whole question's claim is not read: its subject is the first hop's page ("Veltrane
+    # Systems"), which does not say where its founder was born, whatever it says of the company itself
+    whole = [c for c in one_pass(reader, question, context, language) if not (claims and c.reading == CLAIM)]
+    candidates = [*claims, *whole, *(c for c in chained if c.reading not in ("yes_no", CLAIM))]
     if candidates and candidates[0].reading == "one_pass":
         candidates += per_passage(reader, question, context, language, candidates, pool, follow)
     named = [terms for terms in (set(tokenize(name)) for name in entities) if terms]
-    return [c for c in candidates if not about_a_look_alike(c, named)]
+    candidates = [c for c in candidates if not about_a_look_alike(c, named)]
+    if verifier is None:
+        return Gathered(candidates)
+    gathered = Gathered([])
+    everything = [*context, *pool]
+    for candidate in candidates:
+        if candidate.reading != CLAIM:
+            gathered.candidates.append(candidate)
+            continue
+        asked = candidate.chain[-1]["question"] if candidate.chain else question
+        passages = [step["passage"] for step in candidate.chain[-1:]] + list(everything) if candidate.chain \
+            else everything
+        judged = verified_claim(reader, verifier, asked, passages, language, candidate.rank, candidate.chain)
+        if isinstance(judged, Unheld):
+            gathered.unheld.append(judged.subject)
+            continue
+        if judged is not None and not judged.chain and judged.read.passage >= len(context):
+            # decided on a retrieved page refinement set aside: cited as the one step read there
+            judged.chain = [{"question": asked, "answer": judged.text, "passage": judged.passage,
+                             "sentence": judged.read.sentence}]
+        gathered.candidates.append(judged or candidate)  # no claim the grammar finds: the reader's reading stands
+    verify_candidates(verifier, question, gathered.candidates, language)
+    return gathered
 
 
 def with_option_pages(question: str, context: Sequence[dict[str, Any]], language: str,
@@ -208,12 +245,12 @@ def along_hops(reader: Reader, hops: Sequence[dict[str, Any]], language: str) ->
             if not chain:
                 continue
             read = reader.read_ranked(query, passages, language, top=1)
-            if not read or read[0].rule not in ("", "yes_no"):  # the last hop asks for a span or a yes / no
+            if not read or read[0].rule not in ("", "yes_no", CLAIM):  # the last hop asks for a span or a yes / no
                 continue
             last = read[0]
             step = {"question": query, "answer": " ".join(last.text.split()),
                     "passage": dict(hop["passages"][last.passage]), "margin": last.margin, "share": last.confidence}
-            reading = "yes_no" if last.rule else "hop_chain"
+            reading = last.rule or "hop_chain"
             candidates.append(Candidate(last, reading, step["passage"], rank, [*chain, step]))
     return candidates
 

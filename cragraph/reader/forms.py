@@ -24,6 +24,7 @@ from stores.tokenize import tokenize
 
 _AUX = re.compile(r"^(?:are|were|is|was|do|did|does|have|has)\s+(?:both\s+)?", re.I)
 YES_NO = {"en": ("yes", "no"), "ru": ("да", "нет"), "zh": ("是", "否")}
+SINGLE_CLAIM = "claim"  # the rule of a yes / no answer read from one claim's span (the verifier may judge it instead)
 OPENING_CHARS = 400  # the definitional opening of a passage ("X is an American film director ...")
 
 
@@ -112,11 +113,12 @@ def answer_yesno(
     if hidden is not None:
         found = read(hidden.question)
         if found is not None and found.kind == "span":
-            return judged(names_value(found.text, hidden.value) or within(found, passages, hidden.value), found)
+            holds = names_value(found.text, hidden.value) or within(found, passages, hidden.value)
+            return replace(judged(holds, found), rule=SINGLE_CLAIM)
     claim = _claim_span(question, passages, candidates)
     if claim is None:
         return None
-    return judged(set(tokenize(claim.text)) <= set(tokenize(question)), claim)
+    return replace(judged(set(tokenize(claim.text)) <= set(tokenize(question)), claim), rule=SINGLE_CLAIM)
 
 
 def _joined_claim(parts: list[ReaderAnswer | None], same: bool, yes: str) -> tuple[bool, ReaderAnswer] | None:
@@ -130,7 +132,7 @@ def _joined_claim(parts: list[ReaderAnswer | None], same: bool, yes: str) -> tup
         first, second = spans
         return (names_value(_first_clause(first.text), _first_clause(second.text)),
                 min(spans, key=lambda p: p.margin or 0.0))
-    decided = [p for p in parts if p is not None and p.rule == "yes_no"]
+    decided = [p for p in parts if p is not None and p.rule in ("yes_no", SINGLE_CLAIM)]
     failed = [p for p in decided if p.text != yes]
     if failed:
         return False, failed[0]

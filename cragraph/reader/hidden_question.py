@@ -51,7 +51,9 @@ def hidden_claim(question: str, titles: Sequence[str], language: str) -> Claim |
     last verb."""
     names = _names(question, titles, language)
     if len(names) < 2:
-        return _zh_object_claim(question) if HAN.search(question) else None
+        if HAN.search(question):
+            return _zh_object_claim(question)
+        return _en_object_claim(question, names) if language == "en" else None
     start, end = names[-1]
     if language == "ru" and not HAN.search(question):
         # «в Ольховецком политехническом институте»: the words after the last name belong to it
@@ -65,6 +67,38 @@ def hidden_claim(question: str, titles: Sequence[str], language: str) -> Claim |
 
 
 _ZH_ASKING = re.compile(r"是否|是不是")
+_EN_PREPOSITIONS = frozenset({"in", "on", "at", "by", "for", "from", "with", "to", "of", "into", "as", "near"})
+_EN_ARTICLES = frozenset({"the", "a", "an"})
+_YEAR = re.compile(r"^\d{3,4}$")
+
+
+def _en_object_claim(question: str, names: Sequence[tuple[int, int]]) -> Claim | None:
+    """An English claim whose value is no name ("Did Marie Curie discover polonium?"): auxiliary, subject (its one
+    name), verb, then the value (after a preposition, which stays in the hidden question): "What did Marie Curie
+    discover?", "When was X founded?" for a year, "What is X?" for "Is X a lighthouse?"."""
+    aux = EN_AUX.match(question)
+    if aux is None or len(names) != 1:
+        return None
+    start, end = names[0]
+    if question[aux.end():start].strip().lower() not in ("", "the"):
+        return None  # the name is not the subject right after the auxiliary
+    words = question[end:].strip(" ?？.!").split()
+    if len(words) < 2:
+        return None
+    verb, rest = words[0], words[1:]
+    if verb.lower() in _EN_ARTICLES:  # "Is X a lighthouse?": no verb, the value is what X is
+        verb, rest = "", words[1:]
+    preposition = rest.pop(0) if rest[0].lower() in _EN_PREPOSITIONS and len(rest) > 1 else ""
+    while rest and rest[0].lower() in _EN_ARTICLES:
+        rest.pop(0)
+    if not rest or rest[-1].lower().endswith("ing"):  # "Is X still working?": a verb form, no value to hide
+        return None
+    value = " ".join(rest)
+    word = "When" if _YEAR.match(value) else "What"
+    preposition = "" if word == "When" else preposition
+    subject = question[aux.end():end].strip()
+    asked = " ".join(w for w in (word, aux.group(1).lower(), subject, verb, preposition) if w)
+    return Claim(value, asked + "?")
 
 
 def _zh_object_claim(question: str) -> Claim | None:
@@ -89,6 +123,12 @@ def _zh_object_claim(question: str) -> Claim | None:
     word = "哪里" if place else "谁" if any(t == "PER" for _, t in value) else "什么"
     asked = "".join(w for w, _ in words)
     return Claim(text, _ZH_ASKING.sub("", asked[:at] + word + asked[at + len(text):]) + "？")
+
+
+def claim_subject(question: str, titles: Sequence[str], language: str) -> str:
+    """Whom or what the claim is about: the first name the question gives ("" when it gives none)."""
+    names = _names(question, titles, language)
+    return question[names[0][0]:names[0][1]] if names else ""
 
 
 def claim_words(question: str) -> list[tuple[str, str]]:

@@ -6,8 +6,17 @@ import json
 
 import numpy as np
 
+from cragraph.answering.decision import load_decision
 from cragraph.answering.features import FEATURES
-from cragraph_lab.decision_training import calibration, chosen, old_gates, read_questions, train_decision, truth
+from cragraph_lab.decision_training import (
+    VARIANTS,
+    calibration,
+    chosen,
+    old_gates,
+    read_questions,
+    train_decision,
+    truth,
+)
 from cragraph_lab.reader_examples import in_validation, unseen_by_reader, validation_key
 
 
@@ -59,21 +68,40 @@ def test_the_replaced_gates_answered_a_wide_margin_on_a_well_graded_passage_only
     assert [old_gates(q)[0] for q in read_questions([run / "results.jsonl"])] == [1.0, 0.0, 0.0, 1.0]
 
 
-def test_training_writes_weights_that_load_and_the_reliability_plot(tmp_path):
+def test_training_chooses_signals_by_leaving_a_set_out_and_writes_weights_that_load(tmp_path):
+    rng = np.random.default_rng(0)
+    runs = []
+    for name in ("set_a", "set_b", "set_c"):
+        run = tmp_path / name
+        run.mkdir()
+        rows = []
+        for i in range(120):
+            margin, noise = float(rng.normal()), float(rng.normal())
+            right = rng.random() < 1 / (1 + np.exp(-3 * margin))
+            rows.append({"mode": "crag-multihop", "id": f"q{i}", "answers": ["Gdansk"],
+                         "candidates": [candidate("Gdansk" if right else "Warsaw", margin=margin, ru=noise)]})
+        (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        runs.append(run / "results.jsonl")
+    out, plot = tmp_path / "decision.json", tmp_path / "reliability.png"
+    report = train_decision(runs, out, plot)
+    assert report["calibration_all"]["ece"] < 0.1 and plot.stat().st_size > 1000
+    weights = json.loads(out.read_text())
+    assert weights["trained"]["questions"] == 360 and len(weights["calibration"]) == 2
+    lodo = report["leave_one_set_out"]
+    assert set(lodo) == set(VARIANTS) and all(set(part) == {"set_a", "set_b", "set_c"} for part in lodo.values())
+    assert all(part["set_a"]["truth"] > 0.2 for part in lodo.values())  # the margin carries to the set left out
+    assert "| set left out |" in (tmp_path / "MODEL_CARD.md").read_text()
+    load_decision(str(out))
+
+
+def test_one_training_set_is_fitted_without_leaving_it_out(tmp_path):
     run = tmp_path / "set"
     run.mkdir()
-    rng = np.random.default_rng(0)
-    rows = []
-    for i in range(200):
-        margin = float(rng.normal())
-        right = rng.random() < 1 / (1 + np.exp(-3 * margin))
-        rows.append({"mode": "crag-multihop", "id": f"q{i}", "answers": ["Gdansk"],
-                     "candidates": [candidate("Gdansk" if right else "Warsaw", margin=margin)]})
+    rows = [{"mode": "crag-multihop", "id": f"q{i}", "answers": ["Gdansk"],
+             "candidates": [candidate("Gdansk" if i % 3 else "Warsaw", margin=float(i % 3))]} for i in range(60)]
     (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    out, plot = tmp_path / "decision.json", tmp_path / "reliability.png"
-    report = train_decision([run / "results.jsonl"], out, plot)
-    assert report["calibration_all"]["ece"] < 0.1 and plot.stat().st_size > 1000
-    assert json.loads(out.read_text())["trained"]["questions"] == 200
+    report = train_decision([run / "results.jsonl"], tmp_path / "decision.json")
+    assert report["leave_one_set_out"] == {} and report["variant"] == next(iter(VARIANTS))
 
 
 def _passage_on(side: bool) -> str:

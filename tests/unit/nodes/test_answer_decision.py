@@ -68,8 +68,33 @@ def test_a_claim_about_a_bridge_entity_is_checked_along_the_chain(run):
                       "queries": ["Was Ingrid Solvang born in Skarnvik?"]}]
     result = run({**STATE, "question": claim, "hops": hops}, answer_threshold=0.0)
     record = result["trace"][0]
-    assert result["answer"].startswith("yes") and record["decision"].startswith("yes_no")
+    assert result["answer"].startswith("yes") and record["decision"].startswith("claim")
     assert [step["answer"] for step in record["chain"]] == ["Ingrid Solvang", "yes"]
+
+
+CURIE = {"id": "curie#0", "doc_id": "curie", "title": "Marie Curie", "source": "index", "url": None,
+         "text": "Marie Curie was a physicist and chemist who conducted pioneering research on radioactivity. In "
+                 "1911 she received the Nobel Prize in Chemistry for the discovery of polonium and radium. She was "
+                 "born in Warsaw and later moved to Paris."}
+
+
+@pytest.mark.parametrize(("claim", "expected"), [
+    ("Did Marie Curie discover polonium?", "yes"),  # stated in other words ("for the discovery of polonium")
+    ("Was Marie Curie born in Paris?", "no"),  # the page gives another birthplace
+])
+def test_a_single_claim_is_the_verifiers_verdict_on_the_page_of_its_subject(run, claim, expected):
+    result = run({"question": claim, "language": "en", "selected": [CURIE], "verdict": "correct"})
+    record = result["trace"][0]
+    assert result["answer"].startswith(expected) and record["decision"].startswith("claim")
+    assert result["citations"][0]["id"] == "curie#0"
+
+
+def test_a_claim_about_someone_no_document_names_is_withheld_and_the_note_names_them(run):
+    absent = {"question": "Was Zorvan Pellick born in Warsaw?", "language": "en", "selected": [CURIE],
+              "verdict": "correct"}
+    result = run(absent, answer_threshold=0.5)
+    assert result["abstained"] and not result["answer"].startswith(("yes", "no"))
+    assert "no document found mentions 'Zorvan Pellick'" in result["trace"][0]["note"]
 
 
 def test_a_hop_that_found_nothing_stops_the_chain_and_the_one_pass_reading_remains(run):

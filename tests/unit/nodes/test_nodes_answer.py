@@ -107,7 +107,7 @@ def test_yes_no_and_option_questions_get_a_word_not_a_sentence():
     assert run(shorter)["answer"] == "The Dunmore River [1]"
     yes_no = run({"question": "Is the Amberly River long?", "selected": rivers})
     assert yes_no["answer"].rsplit(" [", 1)[0] in {"yes", "no"}
-    assert yes_no["trace"][0]["decision"] in {"yes_no answer (yes)", "yes_no answer (no)"}
+    assert yes_no["trace"][0]["decision"] in {f"{r} answer ({a})" for r in ("yes_no", "claim") for a in ("yes", "no")}
 
 
 def test_missing_or_damaged_reader_weights_name_the_file_and_the_training_command(tmp_path):
@@ -247,7 +247,7 @@ def test_a_question_in_traditional_characters_is_answered_as_in_simplified_and_i
         "answer (span)")
     assert written["margin"] == simple["margin"]  # the reader read the same (folded) text
     asked = run(_chinese_state("灰狼隊擊敗了北嶺鋼鐵隊嗎？", traditional(MATCH)))
-    assert asked["trace"][0]["decision"] in {"yes_no answer (yes)", "yes_no answer (no)"}
+    assert asked["trace"][0]["decision"] in {f"{r} answer ({a})" for r in ("yes_no", "claim") for a in ("yes", "no")}
 
 
 def test_an_abstention_follows_the_script_of_the_question():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -32,17 +33,19 @@ def test_a_wider_margin_raises_the_probability_along_its_coefficient(tmp_path):
     model = load_decision(weights(tmp_path / "w.json", coef=coef))
     low, high = (model.probability({"margin": m}) for m in (-1.0, 1.0))
     assert low < 0.5 < high and abs(low + high - 1.0) < 1e-9
-    mapped = load_decision(weights(tmp_path / "s.json", coef=coef, calibration_z=[-1.5, 1.5],
-                                   calibration_p=[0.1, 0.7]))
-    assert mapped.probability({"margin": 1.0}) == 0.1 + 0.6 * (1.5 + 1.5) / 3  # the isotonic map, interpolated
-    assert mapped.probability({"margin": 9.0}) == 0.7  # flat past its last point
+    mapped = load_decision(weights(tmp_path / "s.json", coef=coef, calibration=[0.5, -1.0]))
+    # the logistic map sigmoid(a z + b): smooth, monotone, and not the raw probability
+    assert mapped.probability({"margin": 1.0}) == pytest.approx(1 / (1 + math.exp(-(0.5 * 1.5 - 1.0))))
+    assert mapped.probability({"margin": -1.0}) < mapped.probability({"margin": 1.0}) < model.probability(
+        {"margin": 1.0})
 
 
 @pytest.mark.parametrize(("changes", "why"), [
     ({"features": ["margin"]}, "fitted on other features"),
     ({"scale": [0.0] * len(MODEL_FEATURES)}, "damaged"),
     ({"coef": "x"}, "unreadable"),
-    ({"calibration_z": [1.0, 0.0], "calibration_p": [0.2, 0.3]}, "damaged"),
+    ({"calibration": [1.0, float("nan")]}, "damaged"),
+    ({"calibration": [1.0]}, "unreadable"),
 ])
 def test_damaged_weights_name_the_file_and_the_training_command(tmp_path, changes, why):
     path = weights(tmp_path / "bad.json", **changes)
@@ -80,8 +83,8 @@ def test_features_tell_a_second_hop_page_from_the_first_and_weigh_what_each_spea
     assert first.features["margin"] == 0.5 and set(first.features) == set(FEATURES)
 
 
-def test_the_best_candidate_is_chosen_unless_a_rule_answered(tmp_path):
-    from cragraph.answering.decision import choose
+def test_the_best_candidate_is_chosen_and_a_rule_answer_meets_the_same_threshold(tmp_path):
+    from cragraph.answering.decision import answers, choose
 
     coef = [1.5 if name == "margin" else 0.0 for name in MODEL_FEATURES]
     model = load_decision(weights(tmp_path / "w.json", coef=coef))
@@ -92,7 +95,9 @@ def test_the_best_candidate_is_chosen_unless_a_rule_answered(tmp_path):
     assert choose([narrow, wide], model) is wide and wide.probability > narrow.probability > 0
     ruled = _candidate("yes", "yes_no", passage, "x")
     ruled.features = {"yes_no": 1.0}
-    assert choose([wide, ruled], model) is ruled and 0 < ruled.probability < wide.probability
+    assert choose([wide, ruled], model) is wide and 0 < ruled.probability < wide.probability
+    assert choose([ruled], model) is ruled and ruled.probability == 0.5  # every coefficient of a rule is 0 here
+    assert answers(ruled, 0.5) and not answers(ruled, 0.6)  # no rule answer bypasses answer_threshold
 
 
 def test_a_page_another_reading_answered_with_is_led_to_and_that_answer_leads_on():

@@ -3,7 +3,7 @@ claimed value."""
 
 import pytest
 
-from cragraph.reader.hidden_question import hidden_claim, names_value, within
+from cragraph.reader.hidden_question import Claim, hidden_claim, names_value, within
 from cragraph.reader.types import Passage, ReaderAnswer
 from stores.ner import RULES_ENV
 
@@ -97,3 +97,13 @@ def test_a_claim_is_decided_by_what_the_page_answers_to_its_hidden_question(ques
 
     read = load_reader().read_ranked(question, [PENHALLOW, ASHCOMBE], "en", top=1)
     assert [r.text for r in read] == [answer]
+
+
+def test_an_english_claim_whose_value_is_no_name_hides_the_object_of_its_verb() -> None:
+    titles = ["Marie Curie", "Tarnholm Bridge"]
+    assert hidden_claim("Did Marie Curie discover polonium?", titles, "en") == Claim(
+        "polonium", "What did Marie Curie discover?")
+    assert hidden_claim("Was the Tarnholm Bridge built in 1742?", titles, "en") == Claim(
+        "1742", "When was the Tarnholm Bridge built?")
+    assert hidden_claim("Is Tarnholm Bridge a footbridge?", titles, "en") == Claim(
+        "footbridge", "What is Tarnholm Bridge?")

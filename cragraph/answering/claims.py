@@ -1,0 +1,137 @@
+"""The verified-claim reading: a yes / no question about one subject is decided by reading the claim it makes,
+the question it hides and the claimed value, against the passages that name that subject.
+
+Why: read as the question it hides ("Where was Lev Landau born?" for "Was Lev Landau born in Baku?"), the
+reader's single best span had to name the claimed value for a "yes", so a page that states the claim with other
+words around the value ("for the discovery of polonium", "founded in 1742 by the wool merchant Y") came out "no",
+and a claim about someone the documents never mention came out "no" too. Now two learned judgements read it: the
+verifier picks the page that states an answer to the hidden question at all (the page that speaks of the subject
+but not of the asked fact says nothing either way), and the reader's pointer over that page gives the claimed
+value's share among every span it would answer with (occurrences of the value, in any inflection, against the
+rival spans): "yes" when the value is what the page answers, "no" when another span is. No page naming the
+subject is no answer at all. The verdict, its share and the page's verdict go to the decision like every other
+signal.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from cragraph.answering.candidates import Candidate
+from cragraph.reader.decode import best_spans
+from cragraph.reader.forms import YES_NO
+from cragraph.reader.hidden_question import claim_subject, hidden_claim
+from cragraph.reader.names import HAN, root, roots
+from cragraph.reader.types import Passage, ReaderAnswer
+from stores.chinese_script import simplified
+
+if TYPE_CHECKING:  # the reader and the verifier import torch; loaded on first use only
+    from cragraph.reader.reader import Reader
+    from cragraph.reader.verifier import Verifier
+
+CLAIM = "claim"
+
+
+@dataclass(frozen=True)
+class Unheld:
+    """The claim's subject, which no passage names: the documents say nothing of it."""
+
+    subject: str
+
+
+def names_subject(subject: str, passage: dict[str, Any]) -> bool:
+    """The passage names the subject: every root of its terms stands in the passage's title or text (roots meet
+    a name in any inflection: "Ландау" / "Ландау,", "Ларионова" / "Ларионов")."""
+    wanted = roots(subject)
+    return bool(wanted) and wanted <= roots(f"{passage.get('title') or ''} {passage.get('text') or ''}")
+
+
+def verified_claim(reader: Reader, verifier: Verifier, question: str, passages: Sequence[dict[str, Any]],
+                   language: str, rank: int = 0, chain: Sequence[dict[str, Any]] = ()) -> Candidate | Unheld | None:
+    """The claim's verdict as a candidate ("yes" / "no" cited by the page that decided it, its probabilities in
+    `verdict`), Unheld when no passage names its subject, None when the question hides no claim the grammar finds
+    (the reader's own yes / no answer stands then)."""
+    titles = [p.get("title") or "" for p in passages]
+    claim = hidden_claim(question, titles, language)
+    if claim is None:
+        return None
+    subject = claim_subject(question, titles, language)
+    pages = [i for i, p in enumerate(passages) if subject and names_subject(subject, p)]
+    if subject and not pages:
+        return Unheld(subject)
+    pages = pages or list(range(len(passages)))
+    read = [Passage(passages[i].get("text") or "", titles[i]) for i in pages]
+    verdicts = verifier.verify(claim.question, read, language)
+    best = max(range(len(pages)), key=lambda k: verdicts[k].says)
+    share, margin, sentence = value_share(reader, claim.question, read[best], claim.value, language)
+    holds = share >= 0.5
+    yes, no = YES_NO.get(language, YES_NO["en"])
+    answer = ReaderAnswer(yes if holds else no, "yes" if holds else "no", pages[best], sentence, -1, -1, 0.0,
+                          margin=margin, confidence=share if holds else 1.0 - share, rule=CLAIM)
+    steps = [dict(step) for step in chain]
+    page = dict(passages[pages[best]])
+    if steps:  # the last hop is this claim: its answer is the verdict, from the page that decided it
+        steps[-1].update(answer=answer.text, passage=page, sentence=sentence)
+    found = Candidate(answer, CLAIM, page, rank, steps)
+    found.verdict = {"right": verdicts[best].says * (share if holds else 1.0 - share), "absent": verdicts[best].absent}
+    return found
+
+
+def value_share(reader: Reader, question: str, page: Passage, value: str, language: str) -> tuple[float, float, str]:
+    """(share, margin, sentence): the softmax share of the spans holding the claimed value among every span the
+    reader would answer the hidden question with in this page (its best spans, and each occurrence of the value, in
+    any inflection, as a span of its own), the best span's margin over the no-answer score, and the sentence of the
+    value's best occurrence (else of the best span)."""
+    scored = reader.score(simplified(question), [Passage(simplified(page.text), simplified(page.title))], language)
+    enc, ctx = scored.encoded, scored.context
+    spans = best_spans(scored.start, scored.end, enc.context_start, enc.context_end,
+                       reader.config["max_answer_tokens"], top=SPANS)
+    if not spans:
+        return 0.0, 0.0, ""
+    starts, ends = enc.offsets[:, 0], enc.offsets[:, 1]
+    occurrences = []
+    for s, e in value_occurrences(ctx.text, simplified(value)):
+        inside = [t for t in range(enc.context_start, enc.context_end) if ends[t] > s and starts[t] < e]
+        if inside and inside[-1] - inside[0] < reader.config["max_answer_tokens"]:
+            occurrences.append((inside[0], inside[-1], float(scored.start[inside[0]] + scored.end[inside[-1]])))
+    pool = list(dict.fromkeys([*spans, *occurrences]))
+    top = max(score for _, _, score in pool)
+    weights = np.exp(np.array([score for _, _, score in pool]) - top)
+    holding = np.array([any(a <= e2 and b >= s2 for s2, e2, _ in occurrences) for a, b, _ in pool])
+    share = float(weights[holding].sum() / weights.sum())
+    margin = float(spans[0][2] - (scored.start[0] + scored.end[0]))
+    at = max(occurrences, key=lambda o: o[2])[0] if occurrences else spans[0][0]
+    located = ctx.locate(int(starts[at]), int(ends[at]))
+    sentence = next((x.text for x in ctx.sentences if located and x.passage == located[0].passage
+                     and x.start <= located[1] < x.end), "")
+    return share, margin, sentence
+
+
+SPANS = 20  # the reader's best spans the claimed value competes with
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def value_occurrences(text: str, value: str) -> list[tuple[int, int]]:
+    """Where the text says the value: as written (case-blind), else, word by word, runs of words that share a
+    root with the value's words ("Ольховце" for "Ольховец"; a word of four letters or more)."""
+    value = " ".join(value.split())
+    if not value:
+        return []
+    lowered = text.casefold()
+    found = [(m.start(), m.end()) for m in re.finditer(re.escape(value.casefold()), lowered)]
+    if found or HAN.search(value):
+        return found
+    wanted = {root(w.casefold()) for w in _WORD.findall(value) if len(w) >= 4}
+    runs: list[tuple[int, int]] = []
+    for match in _WORD.finditer(text):
+        if root(match.group(0).casefold()) in wanted:
+            if runs and not text[runs[-1][1]:match.start()].strip():
+                runs[-1] = (runs[-1][0], match.end())
+            else:
+                runs.append(match.span())
+    return runs
