@@ -4,9 +4,11 @@ and the evidence sentences, or an abstention.
 Three steps. Gather: each reading (cragraph.answering.readings) turns what earlier stages left in state into
 candidates: the whole question read in one pass over the selected passages, a planned question read along its
 hops (its last sub-question, slot filled by each of the previous hop's answers, over that hop's passages), a
-yes / no or "A or B" question by the reader's rules. Decide: one calibrated model (cragraph.answering.decision)
-gives each candidate its probability of being right from the signals the stages computed; the best one is
-answered when that probability reaches `answer_threshold`, else the run abstains and keeps it in `withheld`.
+claim about one subject by the verifier and the reader's pointer (cragraph.answering.claims), a claim about two
+subjects or an "A or B" question by the reader's rules; the verifier reads every candidate's page. Decide: one
+calibrated model (cragraph.answering.decision) gives each candidate its probability of being right from the
+signals the stages computed; the best one, a rule's included, is answered when that probability reaches
+`answer_threshold`, else the run abstains and keeps it in `withheld` (naming any entity no passage mentions).
 Format: cited by its passage (a chain by every hop's), with its evidence sentences. The trace shows every
 candidate with its reading, probability and hop chain. With `llm_answer` the chat model answers in strict JSON,
 validated (citations in range, evidence copied from the cited passages) and checked by the reader's support
