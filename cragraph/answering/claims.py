@@ -15,7 +15,6 @@ signal.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -25,7 +24,7 @@ import numpy as np
 from cragraph.answering.candidates import Candidate
 from cragraph.reader.decode import best_spans
 from cragraph.reader.forms import YES_NO
-from cragraph.reader.hidden_question import claim_subject, hidden_claim
+from cragraph.reader.hidden_question import WORD, claim_subject, hidden_claim
 from cragraph.reader.names import HAN, root, roots
 from cragraph.reader.types import Passage, ReaderAnswer
 from stores.chinese_script import simplified
@@ -113,7 +112,6 @@ def value_share(reader: Reader, question: str, page: Passage, value: str, langua
 
 
 SPANS = 20  # the reader's best spans the claimed value competes with
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
 def value_occurrences(text: str, value: str) -> list[tuple[int, int]]:
@@ -123,12 +121,17 @@ def value_occurrences(text: str, value: str) -> list[tuple[int, int]]:
     if not value:
         return []
     lowered = text.casefold()
-    found = [(m.start(), m.end()) for m in re.finditer(re.escape(value.casefold()), lowered)]
+    wanted_text = value.casefold()
+    found = []
+    at = lowered.find(wanted_text)
+    while at >= 0:
+        found.append((at, at + len(wanted_text)))
+        at = lowered.find(wanted_text, at + 1)
     if found or HAN.search(value):
         return found
-    wanted = {root(w.casefold()) for w in _WORD.findall(value) if len(w) >= 4}
+    wanted = {root(w.casefold()) for w in WORD.findall(value) if len(w) >= 4}
     runs: list[tuple[int, int]] = []
-    for match in _WORD.finditer(text):
+    for match in WORD.finditer(text):
         if root(match.group(0).casefold()) in wanted:
             if runs and not text[runs[-1][1]:match.start()].strip():
                 runs[-1] = (runs[-1][0], match.end())

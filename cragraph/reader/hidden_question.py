@@ -24,7 +24,7 @@ from cragraph.reader.types import Passage, ReaderAnswer
 from stores.ner import chinese_tagged, lac_name, russian_person, russian_predicate
 from stores.tokenize import tokenize
 
-_WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")
+WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")
 _QUOTED = re.compile(r"«[^»]{1,80}»|“[^”]{1,80}”|\"[^\"]{1,80}\"|《[^》]{1,40}》|「[^」]{1,40}」")
 _ZH_PLACE = re.compile(r"[\u4e00-\u9fff]{2}(?:市|县|镇|省|区|村|州|乡|岛|港)(?![\u4e00-\u9fff]?[市县镇省区村州乡岛港])")
 _EN_ARTICLE = re.compile(r"\s+(?:the|a|an)$", re.I)
@@ -69,7 +69,6 @@ def hidden_claim(question: str, titles: Sequence[str], language: str) -> Claim |
 _ZH_ASKING = re.compile(r"是否|是不是")
 _EN_PREPOSITIONS = frozenset({"in", "on", "at", "by", "for", "from", "with", "to", "of", "into", "as", "near"})
 _EN_ARTICLES = frozenset({"the", "a", "an"})
-_YEAR = re.compile(r"^\d{3,4}$")
 
 
 def _en_object_claim(question: str, names: Sequence[tuple[int, int]]) -> Claim | None:
@@ -94,7 +93,7 @@ def _en_object_claim(question: str, names: Sequence[tuple[int, int]]) -> Claim |
     if not rest or rest[-1].lower().endswith("ing"):  # "Is X still working?": a verb form, no value to hide
         return None
     value = " ".join(rest)
-    word = "When" if _YEAR.match(value) else "What"
+    word = "When" if value.isdigit() and 3 <= len(value) <= 4 else "What"  # a year
     preposition = "" if word == "When" else preposition
     subject = question[aux.end():end].strip()
     asked = " ".join(w for w in (word, aux.group(1).lower(), subject, verb, preposition) if w)
@@ -195,7 +194,7 @@ def _span_of_title(question: str, title: str) -> tuple[int, int] | None:
         marked = [i for i in range(len(question)) if question[i:i + 2] in terms or question[max(0, i - 1):i + 1]
                   in terms]
         return (marked[0], marked[-1] + 1) if marked else None
-    words = [m.span() for m in _WORD.finditer(question) if set(tokenize(m.group(0))) & terms]
+    words = [m.span() for m in WORD.finditer(question) if set(tokenize(m.group(0))) & terms]
     return (words[0][0], words[-1][1]) if words else None
 
 
@@ -204,22 +203,22 @@ def _past_first_word(question: str, run: tuple[int, int], language: str) -> tupl
     Penhallow"), unless a Russian claim opens with its subject."""
     if run[0] > 0 or _opens_with_subject(question, language):
         return run
-    first = _WORD.match(question)
-    second = _WORD.search(question, first.end()) if first is not None else None
+    first = WORD.match(question)
+    second = WORD.search(question, first.end()) if first is not None else None
     return (second.start(), run[1]) if second is not None and second.start() < run[1] else None
 
 
 def _opens_with_subject(question: str, language: str) -> bool:
     """A Russian claim whose first word is a name, not a lead ("Правда ли"), a verb ("Родился ли") or a word
     before "ли"."""
-    first = _WORD.match(question)
+    first = WORD.match(question)
     return (language == "ru" and first is not None and not RU_LEAD.match(question)
             and not RU_WORD_LI.match(question) and not russian_predicate(first.group(0)))
 
 
 def _capitalized_runs(question: str) -> list[tuple[int, int]]:
     runs: list[tuple[int, int]] = []
-    for match in _WORD.finditer(question):
+    for match in WORD.finditer(question):
         word = match.group(0)
         if word[:1].isupper():
             if runs and question[runs[-1][1]:match.start()].strip() in ("", "of", "de", "von", "van", "&"):
