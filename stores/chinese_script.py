@@ -9,11 +9,10 @@ folded text are offsets in the original and an answer is cut from what the user'
 
 from __future__ import annotations
 
-import re
 from functools import cache
 from typing import Any
 
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+from stores.scripts import HAN
 
 
 @cache
@@ -28,7 +27,7 @@ def simplified(text: str) -> str:
 
     OpenCC converts by phrase, which keeps the length on ordinary text; where a phrase would change it, each
     character is converted on its own instead (a character whose form has another length stays as it is)."""
-    if not _HAN.search(text):
+    if not HAN.search(text):
         return text
     converter = _converter("t2s")
     folded = converter.convert(text)
@@ -50,4 +49,4 @@ def script_language(language: str, text: str) -> str:
 
 def traditional(text: str) -> str:
     """`text` in traditional characters (a message written in simplified, for a user who writes traditional)."""
-    return _converter("s2t").convert(text) if _HAN.search(text) else text
+    return _converter("s2t").convert(text) if HAN.search(text) else text

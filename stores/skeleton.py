@@ -9,7 +9,6 @@ gets none: the price of the saving, measured in the README.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -17,11 +16,11 @@ import numpy as np
 from stores.entity_graph import KNN, nearest_neighbours
 from stores.entity_index import entity_key
 from stores.ner import chunk_entities
+from stores.scripts import HAN
 from stores.types import Chunk
 
 MAX_NGRAM = 6
 """Longest entity name, in words, that keyword linking looks for."""
-_HAN = re.compile(r"[\u4e00-\u9fff]")
 _WORD_SPLIT = str.maketrans({c: " " for c in ".,;:!?()[]{}\"'«»“”„`|/\\"})
 
 
@@ -64,7 +63,7 @@ def keyword_entities(text: str, vocabulary: set[str]) -> list[str]:
     """The vocabulary's names that occur in `text` as whole words (longest match first, no overlaps); names in
     Han script, which is written without spaces, as substrings."""
     key = entity_key(text)
-    han = [name for name in vocabulary if _HAN.search(name) and name in key] if _HAN.search(key) else []
+    han = [name for name in vocabulary if HAN.search(name) and name in key] if HAN.search(key) else []
     words = entity_key(text.translate(_WORD_SPLIT)).split()
     names: list[str] = []
     position = 0

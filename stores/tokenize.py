@@ -17,20 +17,12 @@ from functools import lru_cache
 import Stemmer
 
 from stores.chinese_script import simplified, traditional
+from stores.scripts import CJK, CJK_CLASS
 
-# Han (incl. extensions A and compatibility), kana, hangul: scripts written without spaces between words.
-_CJK_CLASS = (
-    "\u3040-\u30ff"  # hiragana, katakana
-    "\u3400-\u4dbf"  # CJK extension A
-    "\u4e00-\u9fff"  # CJK unified ideographs
-    "\uac00-\ud7af"  # hangul syllables
-    "\uf900-\ufaff"  # CJK compatibility ideographs
-)
 # A token is either a run of CJK characters or a run of other word characters (underscore splits words, so
 # titles such as "Super_Bowl_50" give "super", "bowl", "50").
-_TOKEN_RE = re.compile(rf"([{_CJK_CLASS}]+)|([^\W_{_CJK_CLASS}]+)")
-_WORD_RE = re.compile(rf"[^\W_{_CJK_CLASS}]+")
-_CJK_RE = re.compile(rf"[{_CJK_CLASS}]")
+_TOKEN_RE = re.compile(rf"([{CJK_CLASS}]+)|([^\W_{CJK_CLASS}]+)")
+_WORD_RE = re.compile(rf"[^\W_{CJK_CLASS}]+")
 _CYRILLIC_RE = re.compile("[\u0400-\u04ff]")
 
 def _word_set(words: str) -> frozenset[str]:
@@ -82,7 +74,7 @@ def _cjk_terms(run: str) -> list[str]:
 def tokenize(text: str) -> list[str]:
     """Index terms of `text` in order (with repeats), whatever mix of languages it is written in."""
     text = text.lower()
-    if not _CJK_RE.search(text):  # fast path for alphabetic text: one regex pass and cached lookups
+    if not CJK.search(text):  # fast path for alphabetic text: one regex pass and cached lookups
         return [term for term in map(_word_term, _WORD_RE.findall(text)) if term]
     terms: list[str] = []
     for cjk_run, word in _TOKEN_RE.findall(text):
@@ -101,7 +93,7 @@ def query_terms(text: str) -> list[str]:
     A term absent from the index adds nothing to BM25, so a question over passages in its own script scores
     as before."""
     terms = tokenize(text)
-    if not _CJK_RE.search(text):
+    if not CJK.search(text):
         return terms
     own = set(terms)
     other = (t for form in (simplified(text), traditional(text)) for t in tokenize(form) if t not in own)

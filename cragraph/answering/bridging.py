@@ -16,12 +16,11 @@ import re
 
 from cragraph.reader.compare import sentences
 from cragraph.reader.names import root, roots
+from stores.scripts import HAN, HAN_CLASS
 from stores.tokenize import tokenize
 
 GAP = 2  # words (or Chinese characters) that may stand between two words the first hop answered
-_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_UNIT = re.compile(rf"[{_HAN}]|[^\W_{_HAN}]+")  # a Chinese character, or a word
-_CJK = re.compile(f"[{_HAN}]")
+_UNIT = re.compile(rf"[{HAN_CLASS}]|[^\W_{HAN_CLASS}]+")  # a Chinese character, or a word
 _OPENING, _CLOSING = "«“\"'「『", "»”\"'」』"
 _PARENTHESES = re.compile(r"\s*[(（][^)）]*[)）]")
 
@@ -64,25 +63,25 @@ def spoken(title: str, text: str) -> str:
 
 def _terms(text: str) -> set[str]:
     """Roots of a text's words and its two-character Chinese terms."""
-    return roots(text) | {term for term in tokenize(text) if _CJK.match(term)}
+    return roots(text) | {term for term in tokenize(text) if HAN.match(term)}
 
 
 def link_terms(text: str) -> set[str]:
     """Roots of a text's words and its Chinese characters one by one: a relation said in other words ("出生地",
     "生于") still shares a character."""
-    return roots(text) | set(_CJK.findall(text))
+    return roots(text) | set(HAN.findall(text))
 
 
 def _keys(units: list[tuple[int, int, str]], at: int) -> set[str]:
     """What a unit of the question matches: a word's root (none for a stop word), a Chinese character's
     two-character terms with its neighbours."""
     text = units[at][2]
-    if not _CJK.match(text):
+    if not HAN.match(text):
         return {root(term) for term in tokenize(text)}
     pairs = set()
     for left, right in ((at - 1, at), (at, at + 1)):
         if left >= 0 and right < len(units) and units[left][1] == units[right][0] \
-                and all(_CJK.match(units[k][2]) for k in (left, right)):
+                and all(HAN.match(units[k][2]) for k in (left, right)):
             pairs.add(units[left][2] + units[right][2])
     return {pair.lower() for pair in pairs}
 
@@ -94,7 +93,7 @@ def unasked(sentence: str, question: str) -> str:
     asked = roots(question)
     kept = ""
     for unit in _UNIT.findall(sentence):
-        if _CJK.match(unit):
+        if HAN.match(unit):
             kept += "" if unit in question else unit
         elif not roots(unit) & asked:
             kept += f" {unit} "

@@ -25,9 +25,10 @@ from cragraph.answering.candidates import Candidate
 from cragraph.reader.decode import best_spans
 from cragraph.reader.forms import YES_NO
 from cragraph.reader.hidden_question import WORD, claim_subject, hidden_claim
-from cragraph.reader.names import HAN, root, roots
+from cragraph.reader.names import root, roots
 from cragraph.reader.types import Passage, ReaderAnswer
 from stores.chinese_script import simplified
+from stores.scripts import HAN
 
 if TYPE_CHECKING:  # the reader and the verifier import torch; loaded on first use only
     from cragraph.reader.reader import Reader

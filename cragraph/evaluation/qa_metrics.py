@@ -18,10 +18,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from cragraph.evaluation.metrics import percentile
+from stores.scripts import CJK
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _CITATION = re.compile(r"\s*\[\d{1,3}\]")
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff]")
 _CJK_PUNCTUATION = "，。！？；：、“”‘’（）《》【】「」『』—…·～"
 _PUNCTUATION = set(string.punctuation) | set(_CJK_PUNCTUATION) | {"«", "»", "–", "—"}
 
@@ -40,7 +40,7 @@ def normalize_answer(text: str) -> str:
 
 
 def has_cjk(text: str) -> bool:
-    return bool(_CJK.search(text or ""))
+    return bool(CJK.search(text or ""))
 
 
 def answer_tokens(text: str) -> list[str]:
@@ -50,7 +50,7 @@ def answer_tokens(text: str) -> list[str]:
         if has_cjk(word):
             buffer = ""
             for ch in word:
-                if _CJK.match(ch):
+                if CJK.match(ch):
                     if buffer:
                         tokens.append(buffer)
                         buffer = ""

@@ -8,18 +8,17 @@ Passage titles are candidates too: in Wikipedia-like corpora a title is the enti
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from stores.ner import rule_spans, spacy_english
+from stores.scripts import HAN
 from stores.tokenize import tokenize
 
 # spaCy labels that name things a follow-up question can be about (not dates, amounts, ordinals).
 ENTITY_LABELS = frozenset(
     {"PERSON", "ORG", "GPE", "LOC", "FAC", "NORP", "WORK_OF_ART", "EVENT", "PRODUCT", "LAW", "LANGUAGE"}
 )
-_CJK = re.compile(r"[\u3400-\u9fff]")
 
 
 def named_entities(texts: Sequence[str], language: str = "en") -> list[list[str]]:
@@ -54,7 +53,7 @@ def entity_candidates(
     if not top or max_entities <= 0:
         return []
     excluded = set(tokenize(exclude))
-    language = language if not any(_CJK.search(p.get("text", "")) for p in top) else "zh"
+    language = language if not any(HAN.search(p.get("text", "")) for p in top) else "zh"
     per_passage = named_entities([p.get("text", "") for p in top], language)
     seen: set[str] = set()
     candidates: list[str] = []

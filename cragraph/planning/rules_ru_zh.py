@@ -19,6 +19,7 @@ import re
 
 from cragraph.planning.plan import Decomposition, SubQuestion
 from stores.ner import chinese_tagged, russian_predicate
+from stores.scripts import HAN
 
 
 def _words(text: str) -> frozenset[str]:
@@ -51,14 +52,13 @@ _ZH_ROLE = re.compile(
 _ZH_ASKS = re.compile(r"哪|什么|谁|几|多少|何|吗|多长|多高|多大|多深")
 _ZH_ASKING_ONLY = re.compile(r"是|谁|什么|哪|吗|呢|的|人|位|个|叫|名|字|称")
 _CYRILLIC = re.compile(r"[А-Яа-яЁё]")
-_HAN = re.compile(r"[\u4e00-\u9fff]")
 
 
 def other_language_decomposition(text: str) -> Decomposition | None:
     """A two-hop DAG for a Russian or Chinese bridge shape, or None."""
     if _CYRILLIC.search(text):
         return _ru_relative(text) or _ru_role(text)
-    if _HAN.search(text):
+    if HAN.search(text):
         return _zh_role(text) or _zh_relative(text)
     return None
 

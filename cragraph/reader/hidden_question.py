@@ -18,10 +18,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cragraph.reader.names import HAN, named_pages, root
+from cragraph.reader.names import named_pages, root
 from cragraph.reader.questions import EN_AUX
 from cragraph.reader.types import Passage, ReaderAnswer
 from stores.ner import chinese_tagged, lac_name, russian_person, russian_predicate
+from stores.scripts import HAN
 from stores.tokenize import tokenize
 
 WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")

@@ -3,12 +3,9 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from stores.tokenize import tokenize
-
-HAN = re.compile(r"[\u4e00-\u9fff]")  # a Chinese character (the reader's rules read simplified text)
 
 
 def named_pages(question: str, titles: Sequence[str]) -> list[int]:

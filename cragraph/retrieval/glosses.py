@@ -18,12 +18,13 @@ import gzip
 import importlib.resources
 import re
 
+from stores.scripts import HAN_RUN
+
 SENSES = 2
 """English senses kept per dictionary word (its first ones, the common readings)."""
 LONGEST_WORD = 8
 """Longest headword tried by the longest-match cut (characters)."""
 _ENTRY = re.compile(r"^(\S+) (\S+) \[[^\]]*\] /(.*)/\s*$")
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _PARENTHESES = re.compile(r"\([^)]*\)")
 _NOT_A_SENSE = ("CL:", "variant of", "old variant", "see ", "surname ", "abbr. for", "used in", "erhua variant",
                 "Taiwan pr.", "also pr.", "also written")
@@ -72,7 +73,7 @@ def english_glosses(text: str) -> str:
     words = dictionary()
     parts = []
     position = 0
-    for run in _CJK_RUN.finditer(text):
+    for run in HAN_RUN.finditer(text):
         parts.append(text[position:run.start()])
         position = run.end()
         chinese, start = run.group(), 0

@@ -33,6 +33,7 @@ from scipy import sparse
 
 from stores.backend import Lexical
 from stores.chinese_script import simplified
+from stores.scripts import CJK
 from stores.tokenize import ENGLISH_STOPWORDS, RUSSIAN_STOPWORDS, tokenize
 
 VARIANT_KINDS: tuple[str, ...] = ("keywords", "spelling", "synonyms")
@@ -53,7 +54,6 @@ QUESTION_WORDS = frozenset(
     ]
 )
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _NO_SPELLING_LANGUAGES = frozenset({"zh", "ja", "ko"})
 
 
@@ -64,7 +64,7 @@ def rule_variants(query: str, bm25: Lexical, language: str = "en", max_variants:
     seen = {_normalized(query)}
     variants: list[tuple[str, str]] = []
     candidates = [(keyword_form(query), "keywords")]
-    if language not in _NO_SPELLING_LANGUAGES and not _CJK.search(query):
+    if language not in _NO_SPELLING_LANGUAGES and not CJK.search(query):
         candidates.append((spelling_variant(query, bm25), "spelling"))
     candidates.append((synonym_variant(query, bm25), "synonyms"))
     for text, kind in candidates:
@@ -148,7 +148,7 @@ def corpus_neighbour(term: str, bm25: Lexical, exclude: set[str] | frozenset[str
                                                                   NEIGHBOUR_DF_FLOOR):
         return None
     vocabulary = bm25.vocabulary()
-    cjk = bool(_CJK.search(term))
+    cjk = bool(CJK.search(term))
     best: tuple[float, str] | None = None
     for other, together in bm25.cooccurrence(bm25.documents_with(term)).items():
         if together < MIN_COOCCURRENCE or other == term or other in exclude or other.isdigit():

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 from typing import Literal
 
 from stores.backend import Lexical
+from stores.scripts import CJK
 from stores.text import detect_language
 from stores.tokenize import tokenize
 
@@ -38,7 +39,6 @@ RARE_MIN_DF = 2
 DEFAULT_ALPHAS: dict[str, float] = {"term-heavy": 0.6, "semantic": 0.8, "mixed": 0.6}
 
 _WORD = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*", re.UNICODE)
-_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _CYRILLIC = re.compile("[\u0400-\u04ff]")
 _LATIN = re.compile("[A-Za-z\u00c0-\u024f]")
 _ACRONYM = re.compile(r"^(?:[A-ZА-ЯЁ]{2,}[a-zа-яё]?s?|[A-Za-z]*[a-z][A-Z][A-Za-z]*)$")  # NASA, GPUs, mRNA, iPhone
@@ -76,7 +76,7 @@ def query_features(query: str, bm25: Lexical) -> QueryFeatures:
     rare = [t for t in known if vocabulary[t] <= rare_cut]
     visible = [c for c in query if not c.isspace()]
     symbols = sum(1 for c in visible if c.isdigit() or (not c.isalnum() and c not in _SENTENCE_PUNCTUATION))
-    n_words = sum(max(1, len(w) // 2) if _CJK.search(w) else 1 for w in words)
+    n_words = sum(max(1, len(w) // 2) if CJK.search(w) else 1 for w in words)
     return QueryFeatures(
         n_words=n_words,
         n_terms=len(terms),
@@ -117,7 +117,7 @@ def alpha_for(cls: QueryClass | str, alphas: dict[str, float] | None = None) -> 
 
 
 def _script(text: str) -> str:
-    scripts = [name for name, pattern in (("latin", _LATIN), ("cyrillic", _CYRILLIC), ("cjk", _CJK))
+    scripts = [name for name, pattern in (("latin", _LATIN), ("cyrillic", _CYRILLIC), ("cjk", CJK))
                if pattern.search(text)]
     if not scripts:
         return "none"
