@@ -16,8 +16,7 @@ Nothing to decide from (fewer pages than the form needs, a value missing, a tie)
 
 from __future__ import annotations
 
-import re
-
+from cragraph.reader import grammar
 from cragraph.reader.compare import (
     attribute_terms,
     attribute_value,
@@ -26,15 +25,10 @@ from cragraph.reader.compare import (
     question_value,
     sentences,
 )
-from cragraph.reader.names import HAN, named_pages, span_of
+from cragraph.reader.names import named_pages, span_of
 from cragraph.reader.types import Passage, ReaderAnswer
+from stores.scripts import HAN
 from stores.tokenize import tokenize
-
-_THAN = re.compile(
-    r"\b(?:than|before|after)\b|чем|\bдо\b|\bпосле\b|比|早于|晚于|高于|长于|大于|多于|少于|低于|短于|小于", re.I)
-_BOTH = re.compile(r"\bboth\b|\bоба\b|\bобе\b|都|均", re.I)
-# "the same" in the three languages (forms.py reads it too: a "same" question is not one of a kind)
-SAME = re.compile(r"\bsame\b|\bтот же\b|\bту же\b|\bодн(?:ой|ом|ого|а|о)\b|同一|相同|一样", re.I)
 
 
 def compared_claim(question: str, passages: list[Passage]) -> tuple[bool, int] | None:
@@ -63,8 +57,8 @@ def compared_claim(question: str, passages: list[Passage]) -> tuple[bool, int] |
 
 def paired_claim(question: str, passages: list[Passage], spans: list[ReaderAnswer]) -> tuple[bool, int] | None:
     """(whether both pages say what the question claims, or the same thing, the first page), or None."""
-    same = bool(SAME.search(question))
-    if not (same or _BOTH.search(question)):
+    same = grammar.says(question, grammar.words("SAME"))
+    if not (same or grammar.says(question, grammar.words("BOTH"))):
         return None
     pages = named_pages(question, [p.title for p in passages])
     if len(pages) < 2 or not _joined(question, passages[pages[0]].title, passages[pages[1]].title):
@@ -102,10 +96,10 @@ def _says(text: str, entity: set[str], value: set[str], attribute: set[str]) -> 
 def _between(question: str, first: str, second: str) -> bool:
     """The question compares the first name with the second: a "than" stands in it, or its comparative stands
     between the two names ("Тесельский мост длиннее Сулейского моста")."""
-    if _THAN.search(question):
+    if grammar.says(question, grammar.words("THAN")):
         return True
     (_, end), (start, _) = span_of(question, first, second), span_of(question, second, first)
-    return any(end < len(tokenize(question[: m.start()])) <= start for m in comparatives(question))
+    return any(end < len(tokenize(question[:at])) <= start for at, _ in comparatives(question))
 
 
 def _joined(question: str, first: str, second: str) -> bool:

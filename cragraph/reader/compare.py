@@ -15,69 +15,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from cragraph.reader.names import HAN, named_pages
+from cragraph.reader import grammar
+from cragraph.reader.names import named_pages
 from cragraph.reader.types import Passage
+from stores.scripts import HAN
 from stores.tokenize import tokenize
 
-# (pattern, kind, sign): sign +1 = the larger value wins, -1 = the smaller value wins
-_THAN = r"比(?![赛例分率喻如利])"  # Chinese "A 比 B 长": than, not 比赛 (a match), 比例 (a ratio) ...
-_COMPARATIVES: tuple[tuple[re.Pattern[str], str, int], ...] = (
-    (
-        re.compile(r"\b(?:older|oldest|earlier|earliest|first|sooner|before|prior to)\b|раньше|первы|старше|старее|"
-                   r"\bдо\b|更早|最早|早于|之前|以前|年纪更大|年龄更大|更年长|年长|" + _THAN + r".{1,24}?(?:早|老)",
-                   re.I),
-        "time",
-        -1,
-    ),
-    (
-        re.compile(
-            r"\b(?:younger|youngest|later|latest|newer|newest|more recent|most recent|after)\b|позже|позднее|"
-            r"моложе|младше|новее|\bпосле\b|更晚|最晚|晚于|之后|以后|" + _THAN + r".{1,24}?(?:晚|年轻)",
-            re.I,
-        ),
-        "time",
-        +1,
-    ),
-    (
-        re.compile(
-            r"\b(?:longer|longest|taller|tallest|larger|largest|bigger|biggest|higher|highest|heavier|"
-            r"wider|deeper|more|most|over|exceeds?|pricier|dearer)\b|длиннее|выше|крупнее|больше|более|превыша|"
-            r"дороже|更长|更高|更大|超过|多于|高于|长于|大于|更多|更贵|"
-            + _THAN + r".{1,24}?(?:长|高|大|多|贵|重|深|宽)",
-            re.I,
-        ),
-        "size",
-        +1,
-    ),
-    (
-        re.compile(
-            r"\b(?:shorter|shortest|smaller|smallest|lower|lowest|lighter|narrower|less|fewer|under|cheaper)\b|"
-            r"короче|ниже|меньше|менее|дешевле|更短|更低|更小|少于|低于|短于|小于|不到|更少|更便宜|"
-            + _THAN + r".{1,24}?(?:短|低|小|少|便宜|轻|浅|窄)",
-            re.I,
-        ),
-        "size",
-        -1,
-    ),
-)
-# The attribute a size comparative compares, as passages state it ("longer" -> "is 1,140 metres long", "length").
-_ATTRIBUTE_WORDS = (
-    (re.compile(r"\b(?:longer|longest|shorter|shortest)\b|длиннее|короче|更长|更短", re.I),
-     "long length длина длиной протяжённость 长 全长 长度"),
-    (re.compile(r"\b(?:taller|tallest|higher|highest|lower|lowest)\b|выше|ниже|更高|更低", re.I),
-     "tall high height elevation altitude высота высотой 高 高度 海拔"),
-    (re.compile(r"\b(?:larger|largest|bigger|biggest|smaller|smallest)\b|крупнее|больше|меньше|更大|更小", re.I),
-     "large big area size population площадь население 面积 人口"),
-    (re.compile(r"\b(?:deeper|deepest)\b|глубже|更深", re.I), "deep depth глубина 深 深度"),
-    (re.compile(r"\b(?:wider|widest|narrower)\b|шире|уже|更宽", re.I), "wide width ширина 宽 宽度"),
-    (re.compile(r"\b(?:heavier|heaviest|lighter)\b|тяжелее|легче|更重", re.I), "heavy weight вес 重 重量"),
-    (re.compile(r"\b(?:older|oldest|younger|youngest)\b|старше|моложе|младше|年长|年轻|年纪", re.I),
-     "born birth родился родилась рождения 出生 生于"),
-    (re.compile(r"\b(?:inhabitants|residents|people|populous|population)\b|жител|населен|人口|居民", re.I),
-     "population inhabitants residents people население жителей житель 人口 居民"),
-    (re.compile(r"\b(?:costs?|expensive|cheaper|pricier|price)\b|дороже|дешевле|стои|цен|贵|便宜|价", re.I),
-     "price priced cost costs sells цена стоит стоимость рублей 价格 售价 定价 元"),
-)
+# (concept, kind, sign): sign +1 = the larger value wins, -1 = the smaller value wins; checked in this order
+_COMPARATIVES = (("EARLIER", "time", -1), ("LATER", "time", +1), ("MORE", "size", +1), ("LESS", "size", -1))
 _YEAR = re.compile(r"(?<!\d)(1[0-9]{3}|20[0-9]{2})(?!\d)")
 _NUMBER = re.compile(r"(?<![A-Za-zА-Яа-яЁё第\d.,])(\d{1,3}(?:[,\s]\d{3})+|\d+(?:\.\d+)?)(?![\d])")
 _ORDINAL = re.compile(r"(?:st|nd|rd|th)\b|-?(?:й|я|е|го)\b")
@@ -92,18 +37,6 @@ _MULTIPLIERS = {
     "万": 1e4,
     "亿": 1e8,
 }
-# Units a size is written in, to one measure each ("100 miles" against "148 km"); areas before lengths, so "km²"
-# and "平方公里" are not read as "km" and "公里".
-_UNITS = tuple((re.compile(pattern), factor) for pattern, factor in (
-    (r"(?:km²|km2\b|sq\.? ?km|square kilomet|км²|кв\.? ?км|平方公里|平方千米)", 1e6),
-    (r"(?:km\b|kilomet|км\b|километр|公里|千米)", 1e3),
-    (r"(?:mi\b|miles?\b)", 1609.344),
-    (r"(?:ft\b|feet\b|foot\b)", 0.3048),
-    (r"(?:m\b|metres?\b|meters?\b|м\b|метр|米)", 1.0),
-    (r"里", 500.0),
-    (r"(?:kg\b|kilogram)", 1.0),
-    (r"(?:tons?\b|tonnes?\b)", 1e3),
-))
 _SENTENCE = re.compile(r"(?<=[.!?。！？；;])\s*|\n+")  # a list item ("- Length: 640 metres") is a sentence
 
 
@@ -118,15 +51,15 @@ class Compared:
 
 def comparison_kind(question: str) -> tuple[str, int] | None:
     """("time" | "size", sign) of a comparative question, or None."""
-    for pattern, kind, sign in _COMPARATIVES:
-        if pattern.search(question):
+    for concept, kind, sign in _COMPARATIVES:
+        if grammar.comparative(question, concept):
             return kind, sign
     return None
 
 
-def comparatives(question: str) -> list[re.Match[str]]:
+def comparatives(question: str) -> list[tuple[int, int]]:
     """Where the question's comparative words stand."""
-    return [m for pattern, _, _ in _COMPARATIVES for m in pattern.finditer(question)]
+    return [span for concept, _, _ in _COMPARATIVES for span in grammar.comparative(question, concept)]
 
 
 def compare_options(question: str, options: tuple[str, ...], passages: list[Passage]) -> Compared | None:
@@ -212,9 +145,9 @@ def attribute_terms(question: str, names: str) -> set[str]:
     """The terms of the compared attribute: the question's without the compared names, and the words passages
     state the attribute with ("longer" -> long, length)."""
     attribute = set(tokenize(question)) - set(tokenize(names))
-    for pattern, words in _ATTRIBUTE_WORDS:
-        if pattern.search(question):
-            attribute |= set(tokenize(words))
+    for cues, stated in grammar.ATTRIBUTES.values():
+        if grammar.says(question, cues):
+            attribute |= set(tokenize(" ".join(stated)))
     return attribute
 
 
@@ -260,11 +193,11 @@ def _value(opening: str, kind: str) -> float | None:
                 number *= factor
                 after = after[len(word):].lstrip(" .")
                 break
-        unit = next((factor for pattern, factor in _UNITS if pattern.match(after)), 1.0)
+        unit = next((factor for entries, factor in grammar.UNITS if grammar.opens_with(after, entries)), 1.0)
         return number * unit
     return None
 
 
 def _unit_follows(text: str, end: int) -> bool:
     after = text[end : end + 16].lower().lstrip()
-    return any(pattern.match(after) for pattern, _ in _UNITS)
+    return any(grammar.opens_with(after, entries) for entries, _ in grammar.UNITS)

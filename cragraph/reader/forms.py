@@ -13,7 +13,8 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
-from cragraph.reader.claims import SAME, compared_claim, paired_claim
+from cragraph.reader import grammar
+from cragraph.reader.claims import compared_claim, paired_claim
 from cragraph.reader.compare import Compared, page_of
 from cragraph.reader.coordinated import coordinated
 from cragraph.reader.hidden_question import hidden_claim, names_value, within
@@ -153,7 +154,7 @@ def _first_clause(span: str) -> str:
 def _both_of_a_kind(question: str, passages: list[Passage], language: str) -> tuple[bool, int] | None:
     """"Are A and B both board games?": whether the kind's words stand in the opening of each one's passage."""
     entities = _entities(question) if language == "en" else []
-    if not entities or SAME.search(question):
+    if not entities or grammar.says(question, grammar.words("SAME")):
         return None
     attribute = set(tokenize(question))
     for entity in entities:

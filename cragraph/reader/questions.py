@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from cragraph.reader import grammar
 from stores.text import script_of
 from stores.tokenize import tokenize
 
@@ -21,13 +22,11 @@ _RU_WH = re.compile(r"(?:^|[^\w])(?:кто|кого|кому|кем|что|че�
                     r"\w*скольк\w*|чей|чья|чь\w+|котор\w+)(?=[^\w]|$)|^чем\b|"
                     r"\b(?:в|во|с|со|о|об|на|при|за|над|под|перед)\s+чем\b|^\w+ите\b", re.I)
 _ZH_YESNO = re.compile(r"吗[？?]?$|是否|是不是|有没有")
-_ZH_WH = re.compile(r"哪|什么|谁|几|多少|怎么|为什么|何")
 _ZH_WHICH_OF_TWO = re.compile(
     r"^(.{1,20}?)(?:和|与|跟|同)(.{1,20}?)[，,、]?(?:中|之中|两者中)?(?:哪(?!些)一?[\u4e00-\u9fff]|谁)"
 )
 _OR = re.compile(r"\s+(?:or|или)\s+|还是|或是", re.I)
 _LEAD = re.compile(r"^(?:(?:is|are|was|were|do|does|did|has|have|had)\s+)", re.I)
-_BOTH = re.compile(r"\b(?:both|same|either)\b|\bоба\b|\bобе\b|\bтот же\b|都|同一", re.I)
 
 
 @dataclass(frozen=True)
@@ -70,7 +69,8 @@ def question_form(question: str, language: str) -> QuestionForm:
         if which and _option_like(_strip(which.group(1)), language) and _option_like(_strip(which.group(2)), language):
             return QuestionForm("options", (_strip(which.group(1)), _strip(which.group(2))))
     if language == "zh":
-        return QuestionForm("yesno") if _ZH_YESNO.search(q) and not _ZH_WH.search(q) else QuestionForm("span")
+        asks = _ZH_YESNO.search(q) and not grammar.says(q, grammar.words("WH"))
+        return QuestionForm("yesno") if asks else QuestionForm("span")
     if language == "ru":
         yesno = _RU_YESNO.search(q) or (q.endswith("?") and script_of(q) == "CYRILLIC" and not _RU_WH.search(q))
         return QuestionForm("yesno") if yesno else QuestionForm("span")
@@ -105,7 +105,7 @@ def _option_like(text: str, language: str) -> bool:
 
 
 def is_both_question(question: str) -> bool:
-    return bool(_BOTH.search(question))
+    return grammar.says(question, grammar.words("PAIR"))
 
 
 def content_terms(text: str) -> set[str]:
