@@ -172,11 +172,13 @@ def _rarity(settings: Context) -> Any:
 
 
 def rarity_in(bm25: Any) -> Any:
-    """A term's smoothed inverse document frequency in the index (an unknown term is as rare as can be)."""
+    """A term's smoothed inverse document frequency in the index; 0 for a term no document holds: no passage says
+    it, so it tells no candidate from another (a Chinese question's bigram across two words, "岩砌", is one)."""
     frequencies, documents = bm25.vocabulary(), max(1, len(bm25))
 
     def idf(term: str) -> float:
-        return math.log((documents + 1) / (frequencies.get(term, 0) + 1)) + 1.0
+        found = frequencies.get(term, 0)
+        return math.log((documents + 1) / (found + 1)) + 1.0 if found else 0.0
 
     return idf
 

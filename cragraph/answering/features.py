@@ -45,7 +45,7 @@ def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str,
     `rarity`: a term's inverse document frequency in the index."""
     asked = set(tokenize(question))
     weights = {term: rarity(term) for term in asked}
-    rarest = max(weights, key=lambda t: weights[t]) if weights else None
+    rarest = max((t for t in weights if weights[t] > 0), key=lambda t: weights[t], default=None)
     grades = [float(p["grade"]) for p in context if p.get("grade") is not None]
     texts = [normal(f"{p.get('title') or ''} {p['text']}") for p in context]
     titles = {normal(p.get("title") or "") for p in context} - {""}

@@ -175,3 +175,22 @@ def test_an_option_page_the_context_lacks_is_searched_for_by_its_name():
     pages = with_option_pages(question, [kessa], "en", follow)
     assert [p["id"] for p in pages] == ["kessa#0", "tarn#0"] and searched == ["the Tarn Ferry"]
     assert with_option_pages("Where does the Kessa Ferry sail?", [kessa], "en", follow) == [kessa]
+
+
+def test_a_question_term_no_document_holds_is_never_the_rarest_missing_one():
+    # a Chinese question's bigram across two words ("岩砌") is in no document: it cannot tell one page from another
+    from nodes.answer import rarity_in
+
+    class Bm25:
+        def vocabulary(self):
+            return {"花岗": 1, "灯塔": 3}
+
+        def __len__(self):
+            return 10
+
+    rarity = rarity_in(Bm25())
+    assert rarity("岩砌") == 0.0 and rarity("花岗") > rarity("灯塔") > 0.0
+    page = {"id": "t", "title": "白沙口灯塔", "text": "白沙口灯塔用花岗岩建成。"}
+    claim = _candidate("是", "one_pass", page, "白沙口灯塔用花岗岩建成。")
+    featurize([claim], "白沙口灯塔是用花岗岩砌成的吗", {"language": "zh"}, [page], rarity)
+    assert claim.features["rare_missing"] == 0.0
