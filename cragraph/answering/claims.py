@@ -4,13 +4,14 @@ the question it hides and the claimed value, against the passages that name that
 Why: read as the question it hides ("Where was Lev Landau born?" for "Was Lev Landau born in Baku?"), the
 reader's single best span had to name the claimed value for a "yes", so a page that states the claim with other
 words around the value ("for the discovery of polonium", "founded in 1742 by the wool merchant Y") came out "no",
-and a claim about someone the documents never mention came out "no" too. Now two learned judgements read it: the
-verifier picks the page that states an answer to the hidden question at all (the page that speaks of the subject
-but not of the asked fact says nothing either way), and the reader's pointer over that page gives the claimed
-value's share among every span it would answer with (occurrences of the value, in any inflection, against the
-rival spans): "yes" when the value is what the page answers, "no" when another span is. No page naming the
-subject is no answer at all. The verdict, its share and the page's verdict go to the decision like every other
-signal.
+and a claim about someone the documents never mention came out "no" too. Now the reader reads the hidden
+question on every page naming the subject; the page is the subject's own (its title named by the question) where
+the reader answers most surely (its margin over no answer: a page that speaks of the subject but not of the asked
+fact says nothing either way; the verifier picked pages worse, by "states an answer", on the training folders),
+and the reader's pointer over that page gives the claimed value's share among every span it would answer with
+(occurrences of the value, in any inflection, against the rival spans): "yes" when the value is what the page
+answers, "no" when another span is. No page naming the subject is no answer at all. The verdict, its share and
+the verifier's reading of that page go to the decision like every other signal.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from cragraph.reader.names import root, roots
 from cragraph.reader.types import Passage, ReaderAnswer
 from stores.chinese_script import simplified
 from stores.scripts import HAN
+from stores.tokenize import tokenize
 
 if TYPE_CHECKING:  # the reader and the verifier import torch; loaded on first use only
     from cragraph.reader.reader import Reader
@@ -66,9 +68,13 @@ def verified_claim(reader: Reader, verifier: Verifier, question: str, passages: 
         return Unheld(subject)
     pages = pages or list(range(len(passages)))
     read = [Passage(passages[i].get("text") or "", titles[i]) for i in pages]
-    verdicts = verifier.verify(claim.question, read, language)
-    best = max(range(len(pages)), key=lambda k: verdicts[k].says)
-    share, margin, sentence = value_share(reader, claim.question, read[best], claim.value, language)
+    shares = [value_share(reader, claim.question, page, claim.value, language) for page in read]
+    asked = set(tokenize(question))
+    # the page about the subject (its title named by the question), where the reader answers most surely
+    best = max(range(len(pages)), key=lambda k: (bool(set(tokenize(titles[pages[k]]))) and
+                                                 set(tokenize(titles[pages[k]])) <= asked, shares[k][1]))
+    share, margin, sentence = shares[best]
+    verdict = verifier.verify(claim.question, [read[best]], language)[0]
     holds = share >= 0.5
     yes, no = YES_NO.get(language, YES_NO["en"])
     answer = ReaderAnswer(yes if holds else no, "yes" if holds else "no", pages[best], sentence, -1, -1, 0.0,
@@ -78,7 +84,7 @@ def verified_claim(reader: Reader, verifier: Verifier, question: str, passages: 
     if steps:  # the last hop is this claim: its answer is the verdict, from the page that decided it
         steps[-1].update(answer=answer.text, passage=page, sentence=sentence)
     found = Candidate(answer, CLAIM, page, rank, steps)
-    found.verdict = {"right": verdicts[best].says * (share if holds else 1.0 - share), "absent": verdicts[best].absent}
+    found.verdict = {"right": verdict.says * (share if holds else 1.0 - share), "absent": verdict.absent}
     return found
 
 
