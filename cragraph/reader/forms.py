@@ -19,11 +19,10 @@ from cragraph.reader.compare import Compared, page_of
 from cragraph.reader.coordinated import coordinated
 from cragraph.reader.hidden_question import hidden_claim, names_value, within
 from cragraph.reader.inputs import Scored
-from cragraph.reader.questions import _capitalized_run
+from cragraph.reader.questions import EN_AUX, _capitalized_run
 from cragraph.reader.types import Passage, ReaderAnswer
 from stores.tokenize import tokenize
 
-_AUX = re.compile(r"^(?:are|were|is|was|do|did|does|have|has)\s+(?:both\s+)?", re.I)
 YES_NO = {"en": ("yes", "no"), "ru": ("да", "нет"), "zh": ("是", "否")}
 SINGLE_CLAIM = "claim"  # the rule of a yes / no answer read from one claim's span (the verifier may judge it instead)
 OPENING_CHARS = 400  # the definitional opening of a passage ("X is an American film director ...")
@@ -57,7 +56,10 @@ def answer_options(options: tuple[str, ...], scored: Scored) -> tuple[float, int
 
 
 def _entities(question: str) -> list[str]:
-    body = _AUX.sub("", question.strip().rstrip("?？ "))
+    body = question.strip().rstrip("?？ ")
+    if (aux := EN_AUX.match(body)) and body[aux.end():aux.end() + 1].isspace():
+        body = body[aux.end():].lstrip()
+        body = body[5:] if body.lower().startswith("both ") else body
     if " and " not in body:
         return []
     first, rest = body.split(" and ", 1)

@@ -26,7 +26,6 @@ _ZH_WHICH_OF_TWO = re.compile(
     r"^(.{1,20}?)(?:和|与|跟|同)(.{1,20}?)[，,、]?(?:中|之中|两者中)?(?:哪(?!些)一?[\u4e00-\u9fff]|谁)"
 )
 _OR = re.compile(r"\s+(?:or|или)\s+|还是|或是", re.I)
-_LEAD = re.compile(r"^(?:(?:is|are|was|were|do|does|did|has|have|had)\s+)", re.I)
 
 
 @dataclass(frozen=True)
@@ -49,8 +48,8 @@ def question_form(question: str, language: str) -> QuestionForm:
         cut = max(left.rfind(","), left.rfind("，"), left.rfind(":"), left.rfind("："))
         if cut >= 0:
             first = left[cut + 1 :]
-        elif _LEAD.match(left):  # "Was A or B the first ...": A follows the auxiliary
-            first = _LEAD.sub("", left)
+        elif (aux := EN_AUX.match(left)) and left[aux.end():aux.end() + 1].isspace():
+            first = left[aux.end():].lstrip()  # "Was A or B the first ...": A follows the auxiliary
         else:  # "Which band was formed first The Exies or Circus Diablo": A is the trailing name
             words = left.split()
             n = _capitalized_run(words[::-1], trailing=True)
