@@ -62,7 +62,7 @@ def _one_term(a: str, b: str) -> bool:
             and common >= shorter - 1 and max(len(a), len(b)) - common <= 3)
 
 
-READINGS = ("one_pass", "hop_chain", "per_passage", "linked", "yes_no", "options", "compared", "claim")
+READINGS = ("one_pass", "hop_chain", "per_passage", "linked", "yes_no", "compared", "claim")
 
 
 @dataclass

@@ -29,7 +29,7 @@ from cragraph.reader.rerank import question_type, span_type
 from stores.tokenize import tokenize
 
 FEATURES = (
-    "one_pass", "hop_chain", "per_passage", "linked", "yes_no", "options", "compared", "claim", "first_hop",
+    "one_pass", "hop_chain", "per_passage", "linked", "yes_no", "compared", "claim", "first_hop",
     "second_hop", "margin", "verified", "unsaid",
     "share", "rank", "hop_margin", "hop_share", "hop_rank", "agree", "support", "cover", "asked_cover", "rare_missing",
     "type_fit",
@@ -157,7 +157,7 @@ def _clip(value: float, bound: float = 3.0) -> float:
     return max(-bound, min(bound, float(value)))
 
 
-RULES = ("yes_no", "options", "compared")
+RULES = ("yes_no", "compared")
 # The reader's rules (yes / no about two subjects or a comparison, "A or B") answer too few training questions to
 # learn when they are right: the model reads them as one kind, "rule", with its own intercept but none of the
 # per-reading weights below. Their answers go through the same threshold as every other.

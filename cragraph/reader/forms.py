@@ -1,10 +1,9 @@
 """Answers to the two question forms a span pointer cannot handle alone: yes / no, and "A or B".
 
-Options: each alternative named in the question is looked up in the reader's context, and the one whose
-occurrence the span head scores highest wins (the head has read the question, so it points at the option
-that answers it), provided each option has its own page (compare.page_of): without one the question is about
-something the documents do not hold, and the span readings and the calibrated decision take it. Yes / no: see
-answer_yesno; a question it cannot decide gets no answer, never a default.
+Options: an option compared by its values (compare.py) is cut from its page as written (option_answer); an
+"A or B" question no values decide is read like any other question, by the span readings and the decision (the
+option the span head preferred, answered by a rule, lost answers on unread data: cragraph_lab.rule_ablation).
+Yes / no: see answer_yesno; a question it cannot decide gets no answer, never a default.
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ from cragraph.reader.claims import compared_claim, paired_claim
 from cragraph.reader.compare import Compared, page_of
 from cragraph.reader.coordinated import coordinated
 from cragraph.reader.hidden_question import hidden_claim, names_value, within
-from cragraph.reader.inputs import Scored
 from cragraph.reader.questions import EN_AUX, _capitalized_run
 from cragraph.reader.types import Passage, ReaderAnswer
 from stores.tokenize import tokenize
@@ -38,23 +36,6 @@ def _occurrences(text: str, option: str) -> list[tuple[int, int]]:
     return out
 
 
-def answer_options(options: tuple[str, ...], scored: Scored) -> tuple[float, int, int] | None:
-    """(score, start, end) in the reader's context of the option occurrence the span head prefers; None when
-    no option occurs at all."""
-    enc, ctx = scored.encoded, scored.context
-    starts, ends = enc.offsets[:, 0], enc.offsets[:, 1]
-    best: tuple[float, int, int] | None = None
-    for option in options:
-        for s, e in _occurrences(ctx.text, option):
-            inside = [i for i in range(len(starts)) if starts[i] >= 0 and ends[i] > s and starts[i] < e]
-            if not inside:
-                continue
-            value = float(scored.start[inside[0]] + scored.end[inside[-1]])
-            if best is None or value > best[0]:
-                best = (value, s, e)
-    return best
-
-
 def _entities(question: str) -> list[str]:
     body = question.strip().rstrip("?？ ")
     if (aux := EN_AUX.match(body)) and body[aux.end():aux.end() + 1].isspace():
@@ -70,7 +51,7 @@ def _entities(question: str) -> list[str]:
 
 
 def answer_yesno(
-    question: str, passages: list[Passage], scored: Scored, candidates: list[ReaderAnswer], language: str,
+    question: str, passages: list[Passage], candidates: list[ReaderAnswer], language: str,
     read: Callable[[str], ReaderAnswer | None],
 ) -> ReaderAnswer | None:
     """A claim about two joined subjects, each with its page, by each subject's part read alone (coordinated.py:
@@ -79,9 +60,8 @@ def answer_yesno(
     X?" by X's words in the opening of each one's passage, else by what the reader points at in each page; any
     other yes / no question is read as the claim it makes: `read` answers the question the claim hides
     (hidden_question.py: "Where was she born?" for "Was she born in Tromsø?"), and the claim holds when that
-    answer names the claimed value; with no value to hide, the span the reader points at for the claim itself
-    either is a value the question names (yes) or is not (no). Nothing to decide from (no span beside the
-    question's subject): None, no default answer."""
+    answer names the claimed value. Nothing to decide from (no value to hide, no rule that applies): None, no
+    default answer."""
     yes, no = YES_NO.get(language, YES_NO["en"])
 
     def answered(holds: bool, page: int, sentence: str) -> ReaderAnswer:
@@ -118,10 +98,7 @@ def answer_yesno(
         if found is not None and found.kind == "span":
             holds = names_value(found.text, hidden.value) or within(found, passages, hidden.value)
             return replace(judged(holds, found), rule=SINGLE_CLAIM)
-    claim = _claim_span(question, passages, candidates)
-    if claim is None:
-        return None
-    return replace(judged(set(tokenize(claim.text)) <= set(tokenize(question)), claim), rule=SINGLE_CLAIM)
+    return None
 
 
 def _joined_claim(parts: list[ReaderAnswer | None], same: bool, yes: str) -> tuple[bool, ReaderAnswer] | None:
@@ -166,20 +143,6 @@ def _both_of_a_kind(question: str, passages: list[Passage], language: str) -> tu
         return None
     covered = [attribute <= set(tokenize(p.title + " " + p.text[:OPENING_CHARS])) for p in found]
     return all(covered), passages.index(found[0])
-
-
-def _claim_span(question: str, passages: list[Passage], candidates: list[ReaderAnswer]) -> ReaderAnswer | None:
-    """The best span that is not the question's subject (a passage title the question names); None when the
-    question names nothing to check ("Is it?")."""
-    asked = set(tokenize(question))
-    if not asked:
-        return None
-    subjects = [set(tokenize(p.title)) for p in passages if p.title and set(tokenize(p.title)) <= asked]
-    for candidate in candidates:
-        terms = set(tokenize(candidate.text))
-        if terms and not any(terms <= subject for subject in subjects):
-            return candidate
-    return None
 
 
 def option_answer(compared: Compared, passages: list[Passage]) -> ReaderAnswer:

@@ -18,7 +18,7 @@ import torch
 from cragraph.reader.compare import compare_options, mentioned, page_of
 from cragraph.reader.decode import best_spans, clean_span
 from cragraph.reader.encoder import Bottom, Layer, SpanHead, embedder_bert
-from cragraph.reader.forms import answer_options, answer_yesno, option_answer
+from cragraph.reader.forms import answer_yesno, option_answer
 from cragraph.reader.inputs import Scored, encode
 from cragraph.reader.questions import question_form
 from cragraph.reader.rerank import FEATURES, rerank
@@ -174,7 +174,7 @@ class Reader:
         candidates = self.spans(scored)
         form = question_form(question, language)
         if form.kind == "yesno":
-            decided = answer_yesno(question, passages, scored, candidates, language,
+            decided = answer_yesno(question, passages, candidates, language,
                                    lambda hidden: self._read(hidden, passages, language)[0])
             if decided is not None:  # a hidden question's span keeps the margin over its own no-answer score
                 margin = decided.margin if decided.margin is not None else (
@@ -186,11 +186,6 @@ class Reader:
             compared = compare_options(question, form.options, passages)
             if compared is not None:
                 return replace(option_answer(compared, passages), rule="compared"), scored, candidates
-        if paged:
-            option = answer_options(form.options, scored)
-            chosen = self._answer(scored.context, option[1], option[2], option[0]) if option else None
-            if chosen is not None:
-                return replace(chosen, rule="options", margin=no_answer_margin(scored, chosen)), scored, candidates
         if self.config.get("skip_in_question", False):
             # a span the question already names is never what it asks for ("Who founded X?" -> not "X")
             asked = set(tokenize(question))

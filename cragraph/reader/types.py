@@ -43,7 +43,7 @@ class ReaderAnswer:
     sentence_score: float = 0.0
     confidence: float | None = None
     margin: float | None = None
-    rule: str = ""  # the reader's rule that answered: "yes_no", "options" (by span scores), "compared" (by values)
+    rule: str = ""  # the reader's rule that answered: "yes_no", "claim", "compared" (by values)
 
 
 TRAINING_COMMAND = "cragraph bench reader-training"

@@ -105,7 +105,7 @@ def test_yes_no_and_option_questions_get_a_word_not_a_sentence():
     assert run(state)["answer"] == "The Amberly River [1]"  # 310 km > 120 km
     shorter = {**state, "question": "Which river is shorter, the Amberly River or the Dunmore River?"}
     assert run(shorter)["answer"] == "The Dunmore River [1]"
-    yes_no = run({"question": "Is the Amberly River long?", "selected": rivers})
+    yes_no = run({"question": "Is the Amberly River 310 kilometres long?", "selected": rivers})
     assert yes_no["answer"].rsplit(" [", 1)[0] in {"yes", "no"}
     assert yes_no["trace"][0]["decision"] in {f"{r} answer ({a})" for r in ("yes_no", "claim") for a in ("yes", "no")}
 
@@ -248,8 +248,10 @@ def test_a_question_in_traditional_characters_is_answered_as_in_simplified_and_i
     assert written["trace"][0]["decision"].endswith("answer (span)") and simple["trace"][0]["decision"].endswith(
         "answer (span)")
     assert written["margin"] == simple["margin"]  # the reader read the same (folded) text
+    # a claim is decided alike in either script
     asked = run(_chinese_state("灰狼隊擊敗了北嶺鋼鐵隊嗎？", traditional(MATCH)))
-    assert asked["trace"][0]["decision"] in {f"{r} answer ({a})" for r in ("yes_no", "claim") for a in ("yes", "no")}
+    simplified_claim = run(_chinese_state("灰狼队击败了北岭钢铁队吗？", MATCH))
+    assert asked["trace"][0]["decision"] == simplified_claim["trace"][0]["decision"]
 
 
 def test_an_abstention_follows_the_script_of_the_question():
