@@ -57,8 +57,6 @@ class Rule:
 RULES = (
     Rule("options_by_values", "cragraph.reader.compare:compare_options", _none,
          '"A or B?" decided by each option\'s year or quantity'),
-    Rule("options_by_pointer", "cragraph.reader.forms:answer_options", _none,
-         '"A or B?" decided by the option occurrence the span head prefers'),
     Rule("joined_claims", "cragraph.reader.coordinated:coordinated", _none,
          '"Were A and B both ...?" read as one claim per subject'),
     Rule("compared_claim", "cragraph.reader.claims:compared_claim", _none,
@@ -69,8 +67,6 @@ RULES = (
          "a claim pairing two named things, by the page that names both"),
     Rule("hidden_question", "cragraph.reader.hidden_question:hidden_claim", _none,
          "a single claim read as the question it hides and its value"),
-    Rule("claim_span", "cragraph.reader.forms:_claim_span", _none,
-         "a claim with no value to hide, by the span the reader points at"),
     Rule("claim_reading", "cragraph.answering.claims:verified_claim", _none,
          "a single claim on the page the verifier picks, by the value's pointer share"),
     Rule("span_reranker", "cragraph.reader.rerank:rerank", _second,
