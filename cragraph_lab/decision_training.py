@@ -369,13 +369,14 @@ writes (XQuAD training part, mostly questions the reader never trained on; NQ qu
 three folders of fictional pages in the style of a user's own documents, en / ru / zh, with bridge, comparison,
 yes / no, unanswerable and single-hop questions, written for this training and never used in tests:
 data/userlike_train (60 pages, 120 questions; written after reading the test corpus tests/data/userlike),
-data/userlike_train2 (66 pages, 150 questions; written without reading either) and data/userlike_train3 (60 pages,
-150 questions; written without reading any of them, measured once before the decision trained on it).
-For each benchmark set, `OMP_NUM_THREADS=1 cragraph eval qa --dataset DIR --modes crag-multihop --unanswerable 0.5
---limit N --out runs/decision-train` (half of the questions asked of an index without their gold passages; N 250
-for hipporag_legacy_train100 and NQ, 100 for each XQuAD folder); for each folder of pages F, `cragraph eval folder
-data/F/corpus data/F/questions.jsonl --out runs/decision-train/F`; then `cragraph bench decision-training
-runs/decision-train/*/results.jsonl --plot docs/decision_reliability.png`:
+data/userlike_train2 (66 pages, 150 questions; written without reading either), data/userlike_train3 (60 pages,
+150 questions; written without reading any of them, measured once before the decision trained on it) and
+data/userlike_train7 (60 pages, 126 questions, most of them single yes / no claims, true, false or about a subject
+no page names). For each benchmark set, `OMP_NUM_THREADS=1 cragraph eval qa --dataset DIR --modes crag-multihop
+--unanswerable 0.5 --limit N --out runs/decision-train` (half of the questions asked of an index without their gold
+passages; N 100 for hipporag_legacy_train100 and NQ, 70 for each XQuAD folder); for each folder of pages F,
+`cragraph eval folder data/F/corpus data/F/questions.jsonl --out runs/decision-train/F`; then `cragraph bench
+decision-training runs/decision-train/*/results.jsonl --plot docs/decision_reliability.png`:
 {report['questions']} questions, {report['rows']} candidates. The ranking learns a candidate as right when it holds
 a gold answer and is mostly that answer (token F1 >= {MIN_F1}: the short span, not a sentence holding it); the
 probability is calibrated to what Truth counts right (the answer holds a gold answer).
