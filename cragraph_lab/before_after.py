@@ -70,9 +70,11 @@ def compare(before: Path, after: Path) -> str:
             truth = [[{"right": 1.0, "wrong": -1.0}.get(outcome(side[k]), 0.0) for k in keys] for side in (a, b)]
             em = ""
             if "answers" in a[keys[0]] and "outcome" not in a[keys[0]]:
-                scores = [sum(exact_match(side[k].get("answer") or "", side[k]["answers"]) if side[k]["answers"]
-                              and not side[k].get("abstained") else 0.0 for k in keys) / len(keys) for side in (a, b)]
-                em = f"{scores[0]:.3f} -> {scores[1]:.3f}"
+                per = [[exact_match(side[k].get("answer") or "", side[k]["answers"]) if side[k]["answers"]
+                        and not side[k].get("abstained") else 0.0 for k in keys] for side in (a, b)]
+                moved = paired_difference(per[1], per[0])
+                em = (f"{sum(per[0]) / len(keys):.3f} -> {sum(per[1]) / len(keys):.3f} "
+                      f"({moved.mean:+.3f} [{moved.low:+.3f}, {moved.high:+.3f}])")
             diff = paired_difference(truth[1], truth[0])
             lines.append(f"| {old.parent.relative_to(before)} | {mode or '-'} | {group} | {len(keys)} | {counts[0]} | "
                          f"{counts[1]} | {em} | {sum(truth[0]) / len(keys):+.3f} -> {sum(truth[1]) / len(keys):+.3f} | "
