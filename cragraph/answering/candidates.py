@@ -35,6 +35,12 @@ def same_answer(a: str, b: str) -> bool:
     return bool(a and b) and (a in b or b in a)
 
 
+def named_by(passage: dict[str, Any], asked: set[str]) -> bool:
+    """The passage is about something the question names (its title's terms are all in the question's, `asked`)."""
+    terms = set(tokenize(passage.get("title") or ""))
+    return bool(terms) and terms <= asked
+
+
 def names_same(title: str, text: str) -> bool:
     """A page's title and an answer name one entity: the terms of one hold the other's, in any order and
     inflection ("Осокорин, Глеб Андреевич" / "Глеба Осокорина", "Сабуров, Павел Евграфович" / "Павла

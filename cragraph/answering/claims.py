@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cragraph.answering.candidates import Candidate
+from cragraph.answering.candidates import Candidate, named_by
 from cragraph.reader.decode import best_spans
 from cragraph.reader.forms import YES_NO
 from cragraph.reader.hidden_question import WORD, claim_subject, hidden_claim
@@ -71,8 +71,7 @@ def verified_claim(reader: Reader, verifier: Verifier, question: str, passages: 
     shares = [value_share(reader, claim.question, page, claim.value, language) for page in read]
     asked = set(tokenize(question))
     # the page about the subject (its title named by the question), where the reader answers most surely
-    best = max(range(len(pages)), key=lambda k: (bool(set(tokenize(titles[pages[k]]))) and
-                                                 set(tokenize(titles[pages[k]])) <= asked, shares[k][1]))
+    best = max(range(len(pages)), key=lambda k: (named_by(passages[pages[k]], asked), shares[k][1]))
     share, margin, sentence = shares[best]
     verdict = verifier.verify(claim.question, [read[best]], language)[0]
     holds = share >= 0.5

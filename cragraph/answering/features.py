@@ -23,7 +23,15 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from cragraph.answering.candidates import READINGS, Candidate, names_same, normal, said_terms, same_answer
+from cragraph.answering.candidates import (
+    READINGS,
+    Candidate,
+    named_by,
+    names_same,
+    normal,
+    said_terms,
+    same_answer,
+)
 from cragraph.reader.names import named_pages, root
 from cragraph.reader.rerank import question_type, span_type
 from stores.tokenize import tokenize
@@ -50,7 +58,7 @@ def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str,
     texts = [normal(f"{p.get('title') or ''} {p['text']}") for p in context]
     titles = {normal(p.get("title") or "") for p in context} - {""}
     found = [(c.text, c.passage.get("id")) for c in candidates]
-    named_page = float(any(_named(p, asked) for p in context))
+    named_page = float(any(named_by(p, asked) for p in context))
     # what the question asks of the entities it names: its terms without theirs ("how long", "the teacher ... born")
     entity_terms = {t for i in named_pages(question, [p.get("title") or "" for p in context])
                     for t in tokenize(context[i].get("title") or "")}
@@ -64,7 +72,7 @@ def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str,
         terms = set(tokenize(candidate.text))
         others = [c for c in candidates if c.reading != candidate.reading]
         said = said_terms(candidate)
-        first, second = _named(candidate.passage, asked), _bridged(candidate.passage, asked, context)
+        first, second = named_by(candidate.passage, asked), _bridged(candidate.passage, asked, context)
         candidate.features = {
             "one_pass": float(candidate.reading == "one_pass"),
             "hop_chain": float(candidate.reading == "hop_chain"),
@@ -125,16 +133,10 @@ def _share_said(relation: dict[str, float], said: set[str]) -> float:
     return sum(w for t, w in relation.items() if t in said_roots) / total if total else 1.0
 
 
-def _named(passage: dict[str, Any], asked: set[str]) -> bool:
-    """The passage is about something the question names (its title's terms are all in the question)."""
-    terms = set(tokenize(passage.get("title") or ""))
-    return bool(terms) and terms <= asked
-
-
 def _bridged(passage: dict[str, Any], asked: set[str], context: Sequence[dict[str, Any]]) -> bool:
     """The passage is about something the question does not name but another context passage does."""
     title = normal(passage.get("title") or "")
-    if not title or _named(passage, asked):
+    if not title or named_by(passage, asked):
         return False
     return any(title in normal(other["text"]) for other in context if other.get("id") != passage.get("id"))
 

@@ -2,7 +2,7 @@
 """Checks a folder of long-document questions (corpus/ + questions.jsonl), e.g. data/longdocs_train1.
 Plain python3, no dependencies.
 
-Run: python3 data/longdocs_train1/check.py [FOLDER]   (default: the folder this file is in)
+Run: python3 data/check_longdocs.py FOLDER
 Prints a summary and exits 1 on any problem.
 
 Checks: corpus has one en, one ru and one zh document of the expected length; every question line parses and
@@ -17,7 +17,7 @@ import re
 import sys
 from collections import Counter
 
-HERE = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else sys.exit("usage: check_longdocs.py FOLDER")
 CORPUS = os.path.join(HERE, "corpus")
 QUESTIONS = os.path.join(HERE, "questions.jsonl")
 
