@@ -55,17 +55,17 @@ class Rule:
 
 
 RULES = (
-    Rule("options_by_values", "cragraph.reader.compare:compare_options", _none,
+    Rule("options_by_values", "cragraph.answering.rules.compare:compare_options", _none,
          '"A or B?" decided by each option\'s year or quantity'),
-    Rule("joined_claims", "cragraph.reader.coordinated:coordinated", _none,
+    Rule("joined_claims", "cragraph.answering.rules.coordinated:coordinated", _none,
          '"Were A and B both ...?" read as one claim per subject'),
-    Rule("compared_claim", "cragraph.reader.claims:compared_claim", _none,
+    Rule("compared_claim", "cragraph.answering.rules.compared_claims:compared_claim", _none,
          '"Is A longer than B?" by the values of the two pages'),
-    Rule("both_of_a_kind", "cragraph.reader.forms:_both_of_a_kind", _none,
+    Rule("both_of_a_kind", "cragraph.answering.rules.forms:_both_of_a_kind", _none,
          '"Are A and B both X?" by X\'s words in each page\'s opening'),
-    Rule("paired_claim", "cragraph.reader.claims:paired_claim", _none,
+    Rule("paired_claim", "cragraph.answering.rules.compared_claims:paired_claim", _none,
          "a claim pairing two named things, by the page that names both"),
-    Rule("hidden_question", "cragraph.reader.hidden_question:hidden_claim", _none,
+    Rule("hidden_question", "cragraph.answering.rules.hidden_question:hidden_claim", _none,
          "a single claim read as the question it hides and its value"),
     Rule("claim_reading", "cragraph.answering.claims:verified_claim", _none,
          "a single claim on the page the verifier picks, by the value's pointer share"),

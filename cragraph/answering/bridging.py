@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from cragraph.reader.compare import sentences
+from cragraph.answering.rules.compare import sentences
 from cragraph.reader.names import root, roots
 from stores.scripts import HAN, HAN_CLASS
 from stores.tokenize import tokenize

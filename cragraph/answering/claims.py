@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from cragraph.answering.candidates import Candidate, named_by
+from cragraph.answering.rules.forms import YES_NO
+from cragraph.answering.rules.hidden_question import WORD, claim_subject, hidden_claim
 from cragraph.reader.decode import best_spans
-from cragraph.reader.forms import YES_NO
-from cragraph.reader.hidden_question import WORD, claim_subject, hidden_claim
 from cragraph.reader.names import root, roots
 from cragraph.reader.types import Passage, ReaderAnswer
 from stores.chinese_script import simplified

@@ -23,12 +23,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from cragraph.answering import rules
 from cragraph.answering.bridging import bridged_question, link_terms, unasked
 from cragraph.answering.candidates import Candidate, about_a_look_alike, names_same
 from cragraph.answering.claims import CLAIM, Unheld, verified_claim
+from cragraph.answering.rules.compare import page_of, sentences
 from cragraph.answering.verification import verify_candidates
 from cragraph.reader import Passage
-from cragraph.reader.compare import page_of, sentences
 from cragraph.reader.names import named_pages, roots
 from cragraph.reader.questions import question_form
 from stores.tokenize import tokenize
@@ -124,7 +125,7 @@ def with_option_pages(question: str, context: Sequence[dict[str, Any]], language
 
 def one_pass(reader: Reader, question: str, context: Sequence[dict[str, Any]], language: str) -> list[Candidate]:
     """The reader's best spans for the whole question, best first (a rule's answer alone)."""
-    ranked = reader.read_ranked(question, [reader_passage(p) for p in context], language, ONE_PASS_TOP)
+    ranked = rules.read_ranked(reader, question, [reader_passage(p) for p in context], language, ONE_PASS_TOP)
     return [
         Candidate(read, read.rule or "one_pass", dict(context[read.passage]), rank)
         for rank, read in enumerate(ranked)
@@ -151,7 +152,7 @@ def per_passage(reader: Reader, question: str, context: Sequence[dict[str, Any]]
         source = everything[link["from"]] if link else {}
         asked = question if link is None else bridged_question(
             question, source.get("title") or "", link["sentence"], passage.get("title") or "", passage["text"])
-        read = reader.read_ranked(asked, [reader_passage(passage)], language, top=1)
+        read = rules.read_ranked(reader, asked, [reader_passage(passage)], language, top=1)
         if read and not read[0].rule:
             chain = []
             if link is not None:
@@ -244,7 +245,7 @@ def along_hops(reader: Reader, hops: Sequence[dict[str, Any]], language: str) ->
             chain = _chain_to(hop, query, by_id)
             if not chain:
                 continue
-            read = reader.read_ranked(query, passages, language, top=1)
+            read = rules.read_ranked(reader, query, passages, language, top=1)
             if not read or read[0].rule not in ("", "yes_no", CLAIM):  # the last hop asks for a span or a yes / no
                 continue
             last = read[0]

@@ -2,8 +2,9 @@
 
 Pipeline per question: pick the best sentences of the passages under a token budget (window), encode
 ("query: " + question, context) with e5-small (frozen bottom layers shared with the int8 embedder, the reader's
-own fine-tuned top layers), point at the best start / end, and map the span back to its passage. Yes / no and
-"A or B" questions are recognised by rules (questions) and answered from the same span scores (forms).
+own fine-tuned top layers), point at the best start / end, and map the span back to its passage. It gives spans
+and scores only: yes / no and "A or B" questions are answered by the rule readings (cragraph/answering/rules),
+which call it.
 """
 
 from __future__ import annotations
@@ -15,12 +16,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from cragraph.reader.compare import compare_options, mentioned, page_of
 from cragraph.reader.decode import best_spans, clean_span
 from cragraph.reader.encoder import Bottom, Layer, SpanHead, embedder_bert
-from cragraph.reader.forms import answer_yesno, option_answer
+from cragraph.reader.folding import as_written, fold
 from cragraph.reader.inputs import Scored, encode
-from cragraph.reader.questions import question_form
 from cragraph.reader.rerank import FEATURES, rerank
 from cragraph.reader.types import Passage, ReaderAnswer, ReaderWeightsError
 from cragraph.reader.weights_folder import read_folder
@@ -142,20 +141,20 @@ class Reader:
         passages = [p if isinstance(p, Passage) else Passage(str(p)) for p in passages]
         if not any(p.text.strip() for p in passages) or not question.strip():
             return None, None, []
-        # rules and weights know simplified characters; the folded text keeps every offset of the original
-        folded = [replace(p, text=simplified(p.text), title=simplified(p.title)) for p in passages]
+        # the weights know simplified characters; the folded text keeps every offset of the original
+        folded = fold(passages)
         best, scored, candidates = self._read(simplified(question), folded, language)
-        return (None if best is None else _as_written(best, passages, folded)), scored, candidates
+        return (None if best is None else as_written(best, passages, folded)), scored, candidates
 
     def read_ranked(
         self, question: str, passages: list[Passage] | list[str], language: str, top: int = 3
     ) -> list[ReaderAnswer]:
         """read()'s answer and the next best distinct spans (at most `top` in all), each with its own share and
-        margin, cut from the passages as written; a rule's answer (yes / no, a compared option) comes alone."""
+        margin, cut from the passages as written."""
         passages = [p if isinstance(p, Passage) else Passage(str(p)) for p in passages]
         if not any(p.text.strip() for p in passages) or not question.strip():
             return []
-        folded = [replace(p, text=simplified(p.text), title=simplified(p.title)) for p in passages]
+        folded = fold(passages)
         best, scored, candidates = self._read(simplified(question), folded, language)
         if best is None:
             return []
@@ -165,27 +164,13 @@ class Reader:
                 replace(c, confidence=answer_share(candidates, i), margin=no_answer_margin(scored, c))
                 for i, c in enumerate(candidates[1:top], start=1)
             ]
-        return [_as_written(answer, passages, folded) for answer in ranked]
+        return [as_written(answer, passages, folded) for answer in ranked]
 
     def _read(
         self, question: str, passages: list[Passage], language: str
     ) -> tuple[ReaderAnswer | None, Scored | None, list[ReaderAnswer]]:
         scored = self.score(question, passages, language)
         candidates = self.spans(scored)
-        form = question_form(question, language)
-        if form.kind == "yesno":
-            decided = answer_yesno(question, passages, candidates, language,
-                                   lambda hidden: self._read(hidden, passages, language)[0])
-            if decided is not None:  # a hidden question's span keeps the margin over its own no-answer score
-                margin = decided.margin if decided.margin is not None else (
-                    no_answer_margin(scored, decided) if decided.span_score else None)
-                decided = replace(decided, rule=decided.rule or "yes_no", margin=margin)
-            return decided, scored, candidates
-        paged = form.kind == "options" and all(page_of(option, passages) is not None for option in form.options)
-        if paged or (form.kind == "options" and all(mentioned(option, passages) for option in form.options)):
-            compared = compare_options(question, form.options, passages)
-            if compared is not None:
-                return replace(option_answer(compared, passages), rule="compared"), scored, candidates
         if self.config.get("skip_in_question", False):
             # a span the question already names is never what it asks for ("Who founded X?" -> not "X")
             asked = set(tokenize(question))
@@ -198,17 +183,6 @@ class Reader:
         first = candidates[0]
         best = replace(first, confidence=answer_share(candidates), margin=no_answer_margin(scored, first))
         return best, scored, candidates
-
-
-def _as_written(answer: ReaderAnswer, passages: list[Passage], folded: list[Passage]) -> ReaderAnswer:
-    """The answer cut from the passage as written (traditional characters stay traditional); yes / no as is."""
-    if answer.start < 0 or answer.end <= answer.start:
-        return answer
-    source, fold = passages[answer.passage], folded[answer.passage]
-    written = source.title if answer.in_title else source.text
-    at = fold.text.find(answer.sentence) if answer.sentence else -1
-    sentence = source.text[at : at + len(answer.sentence)] if at >= 0 else answer.sentence
-    return replace(answer, text=written[answer.start : answer.end], sentence=sentence)
 
 
 def answer_share(candidates: list[ReaderAnswer], index: int = 0) -> float:

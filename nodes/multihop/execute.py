@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from langgraph.runtime import Runtime
 
+from cragraph.answering import rules
 from cragraph.config import operator
 from cragraph.context import Context
 from cragraph.knowledge.passages import passage_of
@@ -55,7 +56,7 @@ def reader_values(reader_path: str, language: str, read_top: int = 5) -> ReadFn:
     def read(question: str, hits: list[Hit], n: int) -> list[dict[str, Any]]:
         top = hits[:read_top]
         passages = [Passage(h.chunk.text, h.chunk.title, float(h.score)) for h in top]
-        ranked = load_reader(reader_path).read_ranked(question, passages, language, top=n)
+        ranked = rules.read_ranked(load_reader(reader_path), question, passages, language, top=n)
         return [{"text": " ".join(r.text.split()), "margin": r.margin, "share": r.confidence,
                  "passage_id": top[r.passage].chunk.id} for r in ranked if r.kind == "span"]
 

@@ -3,7 +3,7 @@ claimed value."""
 
 import pytest
 
-from cragraph.reader.hidden_question import Claim, hidden_claim, names_value, within
+from cragraph.answering.rules.hidden_question import Claim, hidden_claim, names_value, within
 from cragraph.reader.types import Passage, ReaderAnswer
 from stores.ner import RULES_ENV
 
@@ -93,9 +93,10 @@ ASHCOMBE = Passage(
     ("was orla penhallow born in ashcombe", "yes"),  # no capitals, no question mark: the value is a page
 ])
 def test_a_claim_is_decided_by_what_the_page_answers_to_its_hidden_question(question: str, answer: str) -> None:
+    from cragraph.answering.rules import read_ranked
     from cragraph.reader.cache import load_reader
 
-    read = load_reader().read_ranked(question, [PENHALLOW, ASHCOMBE], "en", top=1)
+    read = read_ranked(load_reader(), question, [PENHALLOW, ASHCOMBE], "en", top=1)
     assert [r.text for r in read] == [answer]
 
 

@@ -12,11 +12,11 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
+from cragraph.answering.rules.compare import Compared, page_of
+from cragraph.answering.rules.compared_claims import compared_claim, paired_claim
+from cragraph.answering.rules.coordinated import coordinated
+from cragraph.answering.rules.hidden_question import hidden_claim, names_value, within
 from cragraph.reader import grammar
-from cragraph.reader.claims import compared_claim, paired_claim
-from cragraph.reader.compare import Compared, page_of
-from cragraph.reader.coordinated import coordinated
-from cragraph.reader.hidden_question import hidden_claim, names_value, within
 from cragraph.reader.questions import EN_AUX, _capitalized_run
 from cragraph.reader.types import Passage, ReaderAnswer
 from stores.tokenize import tokenize
@@ -56,7 +56,7 @@ def answer_yesno(
 ) -> ReaderAnswer | None:
     """A claim about two joined subjects, each with its page, by each subject's part read alone (coordinated.py:
     "A и B оба родились в W?" holds when "A родились в W?" and "B родились в W?" do); a comparison ("Is A longer
-    than B?") by the values of the pages (cragraph.reader.claims); "Are A and B both
+    than B?") by the values of the pages (cragraph.answering.rules.compared_claims); "Are A and B both
     X?" by X's words in the opening of each one's passage, else by what the reader points at in each page; any
     other yes / no question is read as the claim it makes: `read` answers the question the claim hides
     (hidden_question.py: "Where was she born?" for "Was she born in Tromsø?"), and the claim holds when that

@@ -2,7 +2,7 @@
 
 import pytest
 
-from cragraph.reader.compare import Compared, compare_options, comparison_kind
+from cragraph.answering.rules.compare import Compared, compare_options, comparison_kind
 from cragraph.reader.questions import question_form
 from cragraph.reader.types import Passage
 
@@ -70,12 +70,13 @@ def test_an_option_without_its_own_page_is_not_compared_or_chosen_by_a_rule() ->
     # the guide merely mentions the beck: it says nothing of its length, so there is nothing to compare
     assert _compare(question, "en", [tolley, mention]) is None
 
+    from cragraph.answering.rules import read_ranked
     from cragraph.reader.cache import load_reader
 
-    read = load_reader().read_ranked(question, [tolley, mention], "en", top=1)
+    read = read_ranked(load_reader(), question, [tolley, mention], "en", top=1)
     assert not read or not read[0].rule  # no "A or B" rule: the span readings and the decision take it
     beck = Passage("The Wenning Beck is a moorland stream 9 km long.", "Wenning Beck")
-    both = load_reader().read_ranked(question, [tolley, beck], "en", top=1)
+    both = read_ranked(load_reader(), question, [tolley, beck], "en", top=1)
     assert both and both[0].rule == "compared" and "Tolley" in both[0].text
 
 

@@ -1,10 +1,10 @@
-"""Yes / no questions decided from the values of the pages the question names (cragraph.reader.claims)."""
+"""Yes / no questions decided from the values of the pages the question names (rules/compared_claims.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from cragraph.reader.claims import compared_claim, paired_claim
+from cragraph.answering.rules.compared_claims import compared_claim, paired_claim
 from cragraph.reader.names import named_pages
 from cragraph.reader.types import Passage, ReaderAnswer
 

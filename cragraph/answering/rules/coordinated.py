@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from cragraph.reader.hidden_question import RU_LEAD, RU_WORD_LI, claim_words
+from cragraph.answering.rules.hidden_question import RU_LEAD, RU_WORD_LI, claim_words
 from stores.ner import russian_predicate
 
 _RU_BOTH = {"оба", "обе"}

@@ -1,11 +1,11 @@
 """Russian and Chinese yes / no claims about two joined subjects, split into one claim per subject
-(cragraph.reader.coordinated)."""
+(cragraph.answering.rules.coordinated)."""
 
 from __future__ import annotations
 
 import pytest
 
-from cragraph.reader.coordinated import coordinated
+from cragraph.answering.rules.coordinated import coordinated
 from cragraph.reader.types import Passage
 from stores.ner import RULES_ENV
 
@@ -66,7 +66,8 @@ KHALIN = Passage("Тимофей Халин — ткач, родился в Ве
     ("Правда ли, что Марина Лисова и Тимофей Халин родились в одном городе?", "нет"),
 ])
 def test_a_joined_claim_is_decided_by_each_subject_read_alone(question: str, answer: str) -> None:
+    from cragraph.answering.rules import read_ranked
     from cragraph.reader.cache import load_reader
 
-    read = load_reader().read_ranked(question, [LISOVA, VOSKOV, KHALIN], "ru", top=1)
+    read = read_ranked(load_reader(), question, [LISOVA, VOSKOV, KHALIN], "ru", top=1)
     assert [r.text for r in read] == [answer]

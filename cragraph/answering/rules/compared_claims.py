@@ -6,7 +6,7 @@ was born). The pages are those whose titles the question names (in any inflectio
 taken in the order the question names them, so the first is the claim's subject in English, Russian and Chinese
 alike ("Is A taller than B", "Выше ли A, чем B", "A比B高吗").
 
-- Comparative claims: each page's compared value (cragraph.reader.compare) against the other page's, or against
+- Comparative claims: each page's compared value (cragraph.answering.rules.compare) against the other page's, or against
   the number the question gives; yes when the comparison holds.
 - Paired claims ("both", "the same"): "the same" holds when the spans the reader points at in the two pages (in
   the sentences that speak of the asked attribute) name one thing; "both ... W" when each page says W in a
@@ -16,8 +16,7 @@ Nothing to decide from (fewer pages than the form needs, a value missing, a tie)
 
 from __future__ import annotations
 
-from cragraph.reader import grammar
-from cragraph.reader.compare import (
+from cragraph.answering.rules.compare import (
     attribute_terms,
     attribute_value,
     comparatives,
@@ -25,6 +24,7 @@ from cragraph.reader.compare import (
     question_value,
     sentences,
 )
+from cragraph.reader import grammar
 from cragraph.reader.names import named_pages, span_of
 from cragraph.reader.types import Passage, ReaderAnswer
 from stores.scripts import HAN
