@@ -53,7 +53,10 @@ def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str,
     `rarity`: a term's inverse document frequency in the index."""
     asked = set(tokenize(question))
     weights = {term: rarity(term) for term in asked}
-    rarest = max((t for t in weights if weights[t] > 0), key=lambda t: weights[t], default=None)
+    # the rarest terms: in a small index many tie (each in one document), and taking one of them by the set's order
+    # made the feature change from one process to the next; the share of them missing is what that pick averaged
+    top = max((w for w in weights.values() if w > 0), default=0.0)
+    rarest = sorted(t for t, w in weights.items() if w > 0 and w == top)
     grades = [float(p["grade"]) for p in context if p.get("grade") is not None]
     texts = [normal(f"{p.get('title') or ''} {p['text']}") for p in context]
     titles = {normal(p.get("title") or "") for p in context} - {""}
@@ -62,7 +65,7 @@ def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str,
     # what the question asks of the entities it names: its terms without theirs ("how long", "the teacher ... born")
     entity_terms = {t for i in named_pages(question, [p.get("title") or "" for p in context])
                     for t in tokenize(context[i].get("title") or "")}
-    relation = {root(t): weights[t] for t in asked - entity_terms}
+    relation = {root(t): weights[t] for t in sorted(asked - entity_terms)}
     asked_for = question_type(question)
     language = signals.get("language", "en")
     for candidate in candidates:
@@ -92,7 +95,7 @@ def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str,
             if read.kind == "span" else 0.0,
             "cover": sum(w for t, w in weights.items() if t in said) / (sum(weights.values()) or 1.0),
             "asked_cover": _share_said(relation, said),
-            "rare_missing": float(rarest is not None and rarest not in said),
+            "rare_missing": sum(t not in said for t in rarest) / len(rarest) if rarest else 0.0,
             "type_fit": _type_fit(asked_for, candidate.text) if read.kind == "span" else 0.0,
             "is_title": float(normal(candidate.text) in titles),
             "led_to": float(_led_to(candidate, found)),
