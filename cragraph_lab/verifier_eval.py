@@ -5,7 +5,9 @@ For each held-out question: its gold passage (single-hop sets: the one holding t
 each supporting passage, as CRAG calls a passage relevant) and its four TF-IDF nearest passages of the same
 corpus. Each grader scores every passage for the question: the head's score in [-1, 1], the verifier's
 probability that the passage speaks to the question (stated or contradicted, its best window). Reported per set:
-ROC-AUC over all (question, passage) pairs, and how often the gold passage is graded first (P@1).
+ROC-AUC over all (question, passage) pairs, and how often the gold passage is graded first (P@1). On the
+single-hop sets also: whether the verifier tells a right answer from a wrong one in the gold passage (the gold
+answer marked against the reader's best spans there that are no gold answer: ROC-AUC of its STATED probability).
 
 Sets: the XQuAD test half (en, ru, zh, and zh in traditional characters made with OpenCC), hotpotqa_migres200
 (the development set: neither grader trained on it) and, for NQ, nothing (the head trained on its first
@@ -55,9 +57,11 @@ def _sets(data_root: Path, limit: int) -> list[tuple[str, str, list[dict], dict[
 def compare_graders(data_root: Path | None = None, limit: int = 200, out: Path | None = None) -> str:
     """Score the held-out sets with both graders; a Markdown table (and JSON at `out`)."""
     from cragraph.reader.cache import load_reader, load_verifier
+    from cragraph_lab.verifier_training import Builder
     from evaluators.registry import load_evaluator
 
     verifier = load_verifier(load_reader())
+    wrong_spans = Builder(verifier, 0).spans
     head = load_evaluator("embedded")
     report: dict[str, Any] = {}
     for name, language, rows, corpus, relevance in _sets(data_root or default_data_root(), limit):
@@ -67,6 +71,8 @@ def compare_graders(data_root: Path | None = None, limit: int = 200, out: Path |
         first = {"head": 0, "verifier": 0}
         asked = 0
         seconds = {"head": 0.0, "verifier": 0.0}
+        answer_labels: list[int] = []
+        answer_scores: list[float] = []
         for row in tqdm(rows, desc=f"graders {name}", unit="q"):
             gold = [g for g in row["supporting_ids"] if g in corpus]
             if not relevance:
@@ -91,16 +97,28 @@ def compare_graders(data_root: Path | None = None, limit: int = 200, out: Path |
             asked += 1
             for grader, own in (("head", by_head), ("verifier", by_verifier)):
                 first[grader] += int(truth[int(np.argmax(own))] == 1)
+            if not relevance:
+                page = Passage(corpus[gold[0]]["text"], corpus[gold[0]].get("title") or "")
+                right = next(a for a in row["answers"] if a.lower() in page.text.lower())
+                wrong = wrong_spans(row["question"], page.text, row["answers"], language, 2)
+                said = verifier.verify_each([(row["question"], a, page) for a in (right, *wrong)], language)
+                answer_labels += [1] + [0] * len(wrong)
+                answer_scores += [v.stated for v in said]
         report[name] = {"questions": asked, "pairs": len(labels),
                         **{f"auc_{g}": roc_auc(np.array(labels), np.array(scores[g])) for g in scores},
                         **{f"p1_{g}": first[g] / max(asked, 1) for g in first},
-                        **{f"ms_{g}": 1000 * seconds[g] / max(asked, 1) for g in seconds}}
+                        **{f"ms_{g}": 1000 * seconds[g] / max(asked, 1) for g in seconds},
+                        "answers": len(answer_labels),
+                        "auc_right_answer": roc_auc(np.array(answer_labels), np.array(answer_scores))
+                        if 0 < sum(answer_labels) < len(answer_labels) else None}
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(report, indent=1), encoding="utf-8")
     lines = ["| set | questions | ROC-AUC head | ROC-AUC verifier | P@1 head | P@1 verifier | ms/q head "
-             "| ms/q verifier |", "|---|---|---|---|---|---|---|---|"]
+             "| ms/q verifier | right vs wrong answer: pairs | ROC-AUC |", "|---|---|---|---|---|---|---|---|---|---|"]
     for name, r in report.items():
+        told = "" if r["auc_right_answer"] is None else f"{r['auc_right_answer']:.3f}"
         lines.append(f"| {name} | {r['questions']} | {r['auc_head']:.3f} | {r['auc_verifier']:.3f} | "
-                     f"{r['p1_head']:.3f} | {r['p1_verifier']:.3f} | {r['ms_head']:.0f} | {r['ms_verifier']:.0f} |")
+                     f"{r['p1_head']:.3f} | {r['p1_verifier']:.3f} | {r['ms_head']:.0f} | {r['ms_verifier']:.0f} | "
+                     f"{r['answers'] or ''} | {told} |")
     return "\n".join(lines)

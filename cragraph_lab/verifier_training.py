@@ -1,17 +1,20 @@
 """`cragraph bench verifier-training`: train the verifier (cragraph.reader.verifier) on training data only.
 
 Examples. For each training question, its gold page is cut into the verifier's windows; the window holding a gold
-answer is read with the question alone and with the gold answer (STATED), and with a false answer: the reader's
-best span in that window that is not a gold answer, another value of the same page (CONTRADICTED). Hard negatives
-(ABSENT): another window of the same page (it speaks of the question's entity, not of the asked fact) and the
-TF-IDF nearest page of the same corpus that does not hold the answer.
+answer is read with the question alone and with the gold answer marked in it (STATED), and with a false answer
+marked: the reader's best spans in that window that are not a gold answer, other values of the same page
+(CONTRADICTED). Hard negatives (ABSENT): another window of the same page (it speaks of the question's entity, not of
+the asked fact) and the TF-IDF nearest page of the same corpus that does not hold the answer, each read plain and
+with the reader's best span there marked (what the pipeline would propose from that window).
 
 Sources (training splits only): nq_open_oracle_litm from question 460, cmrc2018_train_zh (a seeded sample), the
-train half of xquad_ru_zh_en. Left out: every question the answer decision trains on (hipporag_legacy_train100,
-data/userlike_train .. 3, its XQuAD and NQ questions), so that the decision sees the verifier's verdicts as they
-are on unseen questions; and never: hotpotqa_migres200, the XQuAD test half, NQ questions 0-459, cmrc2018_dev_zh,
-data/userlike_train4 .. 6 and data/userlike_claims7, any traditional-Chinese set (the verifier folds Chinese to
-simplified, as the reader does). Validation: a tenth of the questions, by a hash of the question id.
+train half of xquad_ru_zh_en, and the project's user-style training folders data/userlike_train4 .. 6 (bridge
+questions, whose first-hop page is the hard negative, and unanswerable ones). Left out: every question the answer
+decision trains on (hipporag_legacy_train100, data/userlike_train .. 3 and 7, its XQuAD and NQ questions), so that
+the decision sees the verifier's verdicts as they are on unseen questions; and never: hotpotqa_migres200, the XQuAD
+test half, NQ questions 0-459, cmrc2018_dev_zh, data/userlike_claims7 .. 9, any traditional-Chinese set (the
+verifier folds Chinese to simplified, as the reader does).
+Validation: a tenth of the questions, by a hash of the question id.
 
 Training: the verifier's own layers start from copies of the reader's last layers; states up to them (the
 reader's int8 bottom and its first top layers, frozen) are computed once and cached; cross-entropy over the three
@@ -27,6 +30,7 @@ import json
 import math
 import random
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -42,8 +46,8 @@ from cragraph.reader.verifier import (
     WEIGHTS_FILE,
     Verifier,
     VerifierHead,
+    marked,
     padded,
-    statement,
     windows,
 )
 from cragraph_lab.reader_examples import NQ_FIRST_TRAIN, Distractors, in_validation
@@ -53,6 +57,8 @@ from stores.chinese_script import simplified
 from stores.tokenize import tokenize
 
 STATED, CONTRADICTED, ABSENT = range(3)
+PROJECT_DATA = Path(__file__).resolve().parents[1] / "data"
+PAGE_FOLDERS = ("userlike_train4", "userlike_train5", "userlike_train6")  # none of them trains the decision
 
 
 def default_config() -> dict[str, Any]:
@@ -85,43 +91,69 @@ class Builder:
         self.rows.append({"said": said, "window": window, "label": label, "set": source,
                           "val": in_validation("verifier" + key, 10)})
 
-    def false_answer(self, question: str, window: str, answers: list[str], language: str) -> str:
-        """The reader's best span of the window that is no gold answer and no part of the question."""
+    def spans(self, question: str, window: str, answers: list[str], language: str, top: int) -> list[str]:
+        """The reader's best spans of the window that are no gold answer and no part of the question: what the
+        pipeline would propose there if it were wrong."""
         scored = self.reader.score(simplified(question), [Passage(simplified(window))], language)
         asked = set(tokenize(question))
+        found: list[str] = []
         for span in self.reader.spans(scored, top=8):
             text = " ".join(span.text.split())
             terms = set(tokenize(text))
-            if not terms or terms <= asked:
+            if not terms or terms <= asked or text in found or marked(window, text) is None:
                 continue
             if any(a.lower() in text.lower() or text.lower() in a.lower() for a in answers if a.strip()):
                 continue
-            return text
-        return ""
+            found.append(text)
+            if len(found) == top:
+                break
+        return found
+
+    def add_marked(self, question: str, window: str, answer: str, label: int, source: str, key: str) -> None:
+        shown = marked(window, answer)
+        if shown is not None:
+            self.add(question, shown, label, source, key)
 
     def question(self, key: str, question: str, answers: list[str], language: str, gold: Passage,
-                 negatives: list[Passage], source: str) -> None:
-        """The five examples of one answerable question (fewer when a part is missing)."""
+                 negatives: list[Passage], source: str, first_hops: Sequence[Passage] = ()) -> None:
+        """One answerable question's examples: the window stating the answer read plain and with the gold answer
+        marked (STATED) and with the reader's two best wrong spans marked (CONTRADICTED); two windows that do not
+        state it, another of the gold page and the nearest other page, and a bridge question's first-hop page
+        (its bridge entity is what a wrong reading gives), read plain and with the reader's best span there
+        marked (ABSENT)."""
+        question = " ".join(question.split())
         parts = self.windows(gold, language)
         holding = [w for w in parts if _holds(w, answers)]
         if not holding:
             return
         positive = max(holding, key=lambda w: _overlap(w, question))
         gold_answer = next(a for a in answers if a.strip() and a.strip().lower() in positive.lower())
-        self.add(statement(question), positive, STATED, source, key)
-        self.add(statement(question, gold_answer), positive, STATED, source, key)
-        wrong = self.false_answer(question, positive, answers, language)
-        if wrong:
-            self.add(statement(question, wrong), positive, CONTRADICTED, source, key)
-        hard = [w for w in parts if not _holds(w, answers)]
-        for page in negatives:
+        self.add(question, positive, STATED, source, key)
+        self.add_marked(question, positive, gold_answer, STATED, source, key)
+        for wrong in self.spans(question, positive, answers, language, 2):
+            self.add_marked(question, positive, wrong, CONTRADICTED, source, key)
+        hard = [w for w in parts if not _holds(w, answers)] + self.nearest_windows(question, negatives, answers,
+                                                                                   language)
+        self.rng.shuffle(hard)
+        self.absent(key, question, [*self.nearest_windows(question, list(first_hops), answers, language), *hard[:2]],
+                    answers, language, source)
+
+    def nearest_windows(self, question: str, pages: list[Passage], answers: list[str], language: str) -> list[str]:
+        """Each page's window most like the question among those without an answer."""
+        found = []
+        for page in pages:
             own = [w for w in self.windows(page, language) if not _holds(w, answers)]
             if own:
-                hard.append(max(own, key=lambda w: _overlap(w, question)))
-        self.rng.shuffle(hard)
-        for window, proposed in zip(hard[:2], ("", self.rng.choice([gold_answer, wrong or gold_answer])),
-                                    strict=False):
-            self.add(statement(question, proposed), window, ABSENT, source, key)
+                found.append(max(own, key=lambda w: _overlap(w, question)))
+        return found
+
+    def absent(self, key: str, question: str, chosen: list[str], answers: list[str], language: str,
+               source: str) -> None:
+        """Windows that do not state the answer, read plain and with the reader's best span there marked."""
+        for window in chosen:
+            self.add(question, window, ABSENT, source, key)
+            for proposed in self.spans(question, window, answers, language, 1):
+                self.add_marked(question, window, proposed, ABSENT, source, key)
 
 
 def _corpus(folder: Path) -> dict[str, dict]:
@@ -145,7 +177,36 @@ def add_benchmark(builder: Builder, folder: Path, source: str, language: str, ro
         distractors = [i for i in near.nearest(row["question"], 3, set(gold_ids))
                        if not _holds(corpus[i]["text"], answers)][:1]
         builder.question(f"{source}:{row['id']}", row["question"], answers, language, _passage(corpus[holding[0]]),
-                         [*first_hops, *(_passage(corpus[i]) for i in distractors)], source)
+                         [_passage(corpus[i]) for i in distractors], source, first_hops)
+
+
+def add_pages(builder: Builder, folder: Path, source: str) -> None:
+    """A folder of user-style pages (corpus/ + questions.jsonl): its bridge and single-hop questions as above
+    (a bridge question's first-hop page among the negatives), and its unanswerable ones: the two pages most like
+    the question, which speak of its entity but not of the asked fact, read as ABSENT."""
+    from stores.loaders import load_documents
+
+    corpus = {d.id: {"title": d.title, "text": d.text} for d in load_documents([folder / "corpus"]).documents}
+    near = Distractors(corpus)
+    for row in tqdm(read_jsonl(folder / "questions.jsonl"), desc=f"verifier examples {source}", unit="q"):
+        key, language = f"{source}:{row['id']}", row["language"]
+        answers = [a for a in row.get("answers", []) if a.strip()]
+        if row["type"] == "unanswerable":
+            pages = [_passage(corpus[i]) for i in near.nearest(row["question"], 2, set())]
+            builder.absent(key, row["question"], builder.nearest_windows(row["question"], pages, [], language), [],
+                           language, source)
+            continue
+        if row["type"] not in ("bridge", "single"):
+            continue
+        gold_ids = [g for g in row["supporting_docs"] if g in corpus]
+        holding = [g for g in gold_ids if _holds(corpus[g]["text"], answers)]
+        if not holding or not answers:
+            continue
+        distractors = [i for i in near.nearest(row["question"], 3, set(gold_ids))
+                       if not _holds(corpus[i]["text"], answers)][:1]
+        builder.question(key, row["question"], answers, language, _passage(corpus[holding[-1]]),
+                         [_passage(corpus[i]) for i in distractors], source,
+                         [_passage(corpus[g]) for g in gold_ids if g not in holding])
 
 
 def build_examples(builder: Builder, config: dict[str, Any], data_root: Path) -> list[dict[str, Any]]:
@@ -168,6 +229,8 @@ def build_examples(builder: Builder, config: dict[str, Any], data_root: Path) ->
     cmrc = read_jsonl(data_root / "cmrc2018_train_zh" / "questions.jsonl")
     rng.shuffle(cmrc)
     add_benchmark(builder, data_root / "cmrc2018_train_zh", "cmrc_train", "zh", cmrc[: config["cmrc_train_max"]])
+    for name in PAGE_FOLDERS:
+        add_pages(builder, PROJECT_DATA / name, name)
     return builder.rows
 
 
@@ -260,7 +323,8 @@ def train_verifier(out: Path, threads: int = 2, overrides: dict[str, Any] | None
     torch.nn.init.zeros_(head.classifier.bias)
     verifier = Verifier(reader, head, config)
     cache = cache or Path(platformdirs.user_cache_dir("cragraph")) / "verifier"
-    examples_file = cache / f"examples-{config['seed']}-{config['cmrc_train_max']}-{config['nq_max']}.jsonl"
+    sizes = f"{config['seed']}-{config['cmrc_train_max']}-{config['nq_max']}"
+    examples_file = cache / f"examples-marked-pages-{sizes}.jsonl"
     if examples_file.exists():
         rows = read_jsonl(examples_file)
     else:

@@ -16,6 +16,7 @@ passage's verdict is its most decided window. Chinese is folded to simplified ch
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,6 +40,7 @@ WEIGHTS_FILE = "verifier.npz"
 CONFIG_FILE = "verifier.json"
 TRAINING_COMMAND = "cragraph bench verifier-training"
 VERDICTS = ("stated", "contradicted", "absent")
+OPEN, CLOSE = "<<", ">>"  # around the proposed answer in the window
 _REQUIRED = ("shared_layers", "own_layers", "window_tokens", "max_len")
 
 
@@ -92,10 +94,17 @@ def padded(encoded: list[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
     return ids, mask
 
 
-def statement(question: str, answer: str = "") -> str:
-    """What the verifier reads on the question's side: the question, and the proposed answer after it."""
-    question, answer = " ".join(question.split()), " ".join(answer.split())
-    return f"{question} {answer}" if answer else question
+def marked(window: str, answer: str) -> str | None:
+    """The window with the proposed answer's first occurrence between markers, so the verifier reads that span in
+    its place (appended after the question it was not told apart from another span); None when the window does not
+    hold the answer. No answer: the window as it is."""
+    words = answer.split()
+    if not words:
+        return window
+    found = re.search(r"\s*".join(re.escape(w) for w in words), window, re.IGNORECASE)
+    if found is None:
+        return None
+    return f"{window[:found.start()]}{OPEN}{found.group()}{CLOSE}{window[found.end():]}"
 
 
 def windows(passage: Passage, language: str, budget: int, count_tokens: Any) -> list[str]:
@@ -157,7 +166,7 @@ class Verifier:
         return encode(self.reader.tokenizer, simplified(said), simplified(window), self.config["max_len"]).input_ids
 
     def probabilities(self, pairs: list[tuple[str, str]], batch: int = 16) -> np.ndarray:
-        """[len(pairs), 3] verdict probabilities of (statement, window) pairs."""
+        """[len(pairs), 3] verdict probabilities of (question, window) pairs."""
         if not pairs:
             return np.zeros((0, len(VERDICTS)), dtype=np.float32)
         encoded = [self.encode(said, window) for said, window in pairs]
@@ -176,12 +185,16 @@ class Verifier:
 
     def verify_each(self, items: list[tuple[str, str, Passage]], language: str) -> list[Verdict]:
         """The verdict on each (question, answer or "", passage), from the passage's most decided window (the one
-        least likely ABSENT), all windows read in one batched pass. A question of only whitespace is refused."""
-        said = [statement(question, answer) for question, answer, _ in items]
-        if any(not s.strip() for s in said):
+        least likely ABSENT) among those that hold the answer, all read in one batched pass; a passage that does
+        not hold the proposed answer does not state it. A question of only whitespace is refused."""
+        said = [" ".join(question.split()) for question, _, _ in items]
+        if any(not s for s in said):
             raise ValueError("the verifier needs a question or a claim to check, got only whitespace")
         count = self.reader.count_tokens
-        split = [windows(p, language, self.config["window_tokens"], count) for _, _, p in items]
+        split: list[list[str]] = []
+        for _, answer, passage in items:
+            shown = (marked(w, answer) for w in windows(passage, language, self.config["window_tokens"], count))
+            split.append([w for w in shown if w is not None])
         probabilities = self.probabilities([(s, w) for s, parts in zip(said, split, strict=True) for w in parts])
         verdicts, at = [], 0
         for parts in split:
