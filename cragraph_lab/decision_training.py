@@ -188,8 +188,7 @@ def leave_one_set_out(questions: Sequence[Question]) -> dict[str, dict[str, Any]
     return found
 
 
-VARIANTS = {"every signal": (), "without language flags": ("ru", "zh"),
-            "without the verifier": ("verified", "unsaid")}
+VARIANTS = {"every signal": (), "without language flags": ("ru", "zh")}
 """The signal sets leave_one_set_out compares; the one with the best mean Truth over the sets left out ships."""
 
 
@@ -419,7 +418,7 @@ def decision_selection(data_root: Path | None = None) -> dict[str, tuple[list[di
     """The decision's XQuAD and NQ training questions, by folder name: (questions, passages, note). Per XQuAD
     language, training-part questions the reader never trained on (its validation split) and some it did, over
     every training-part passage; NQ questions from NQ_FIRST_TRAIN on that the reader never trained on, with their
-    gold passages and other NQ passages as distractors. Seeded, so the selection is the same each time (the
+    gold passages and other NQ passages as distractors. Seeded, so the selection is the same each time (the lab's
     verifier leaves these questions out of its training)."""
     import random
 

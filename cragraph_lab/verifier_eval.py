@@ -56,7 +56,8 @@ def _sets(data_root: Path, limit: int) -> list[tuple[str, str, list[dict], dict[
 
 def compare_graders(data_root: Path | None = None, limit: int = 200, out: Path | None = None) -> str:
     """Score the held-out sets with both graders; a Markdown table (and JSON at `out`)."""
-    from cragraph.reader.cache import load_reader, load_verifier
+    from cragraph.reader.cache import load_reader
+    from cragraph_lab.verifier import load_verifier
     from cragraph_lab.verifier_training import Builder
     from evaluators.registry import load_evaluator
 

@@ -1,4 +1,4 @@
-"""`cragraph bench verifier-training`: train the verifier (cragraph.reader.verifier) on training data only.
+"""`cragraph bench verifier-training`: train the verifier (cragraph_lab.verifier) on training data only.
 
 Examples. For each training question, its gold page is cut into the verifier's windows; the window holding a gold
 answer is read with the question alone and with the gold answer marked in it (STATED), and with a false answer
@@ -40,7 +40,10 @@ from tqdm import tqdm
 
 from cragraph.reader.encoder import Layer
 from cragraph.reader.types import Passage
-from cragraph.reader.verifier import (
+from cragraph_lab.reader_examples import NQ_FIRST_TRAIN, Distractors, in_validation
+from cragraph_lab.reader_training import bucketed_batches, step
+from cragraph_lab.training_data import default_data_root, read_jsonl, xquad_part
+from cragraph_lab.verifier import (
     CONFIG_FILE,
     VERDICTS,
     WEIGHTS_FILE,
@@ -50,9 +53,6 @@ from cragraph.reader.verifier import (
     padded,
     windows,
 )
-from cragraph_lab.reader_examples import NQ_FIRST_TRAIN, Distractors, in_validation
-from cragraph_lab.reader_training import bucketed_batches, step
-from cragraph_lab.training_data import default_data_root, read_jsonl, xquad_part
 from stores.chinese_script import simplified
 from stores.tokenize import tokenize
 

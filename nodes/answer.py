@@ -4,8 +4,8 @@ and the evidence sentences, or an abstention.
 Three steps. Gather: each reading (cragraph.answering.readings) turns what earlier stages left in state into
 candidates: the whole question read in one pass over the selected passages, a planned question read along its
 hops (its last sub-question, slot filled by each of the previous hop's answers, over that hop's passages), a
-claim about one subject by the verifier and the reader's pointer (cragraph.answering.claims), a claim about two
-subjects or an "A or B" question by the reader's rules; the verifier reads every candidate's page. Decide: one
+claim about one subject by the reader's pointer on its subject's page (cragraph.answering.claims), a claim about two
+subjects or an "A or B" question by the rule readings (cragraph.answering.rules). Decide: one
 calibrated model (cragraph.answering.decision) gives each candidate its probability of being right from the
 signals the stages computed; the best one, a rule's included, is answered when that probability reaches
 `answer_threshold`, else the run abstains and keeps it in `withheld` (naming any entity no passage mentions).
@@ -38,7 +38,7 @@ from cragraph.knowledge.evidence import citations, evidence_records, renumber, s
 from cragraph.knowledge.passages import passage_of
 from cragraph.models.structured import ask_structured
 from cragraph.reader import ReaderAnswer
-from cragraph.reader.cache import load_reader, load_verifier
+from cragraph.reader.cache import load_reader
 from cragraph.reader.listing import list_items
 from cragraph.reader.support import is_supported
 from cragraph.retrieval.enumeration import enumeration_request
@@ -93,12 +93,11 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 ],
             }
     reader = load_reader(operator().answer.reader_path)
-    verifier = load_verifier(reader, operator().answer.verifier_path)
     follow = _follow(state, runtime, settings)
     context = with_option_pages(state["question"], context, language, follow)
     entities = query_entities(state["question"], language)
     pool = state.get("candidates") or []
-    gathered = gather(reader, state["question"], context, hops, language, pool, follow, entities, verifier)
+    gathered = gather(reader, state["question"], context, hops, language, pool, follow, entities)
     candidates = gathered.candidates
     unnamed = [e for e in entities if not any(names_subject(e, p) for p in [*context, *pool])]
     unheld = _unheld([*gathered.unheld, *unnamed])

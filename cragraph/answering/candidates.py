@@ -74,8 +74,7 @@ READINGS = ("one_pass", "hop_chain", "per_passage", "linked", "yes_no", "compare
 @dataclass
 class Candidate:
     """`passage` is the passage dict it cites (a context passage or a hop's); `chain` the hops it was read
-    along, first hop first: {"question", "answer", "passage"} each; `verdict` the verifier's probabilities that
-    its passage states it ("right") and that the passage does not speak to the question at all ("absent")."""
+    along, first hop first: {"question", "answer", "passage"} each."""
 
     read: ReaderAnswer
     reading: str
@@ -84,7 +83,6 @@ class Candidate:
     chain: list[dict[str, Any]] = field(default_factory=list)
     features: dict[str, float] = field(default_factory=dict)
     probability: float = 0.0
-    verdict: dict[str, float] = field(default_factory=dict)  # the verifier's: {"right": p, "absent": p}
 
     @property
     def text(self) -> str:

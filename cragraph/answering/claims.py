@@ -1,4 +1,4 @@
-"""The verified-claim reading: a yes / no question about one subject is decided by reading the claim it makes,
+"""The claim reading: a yes / no question about one subject is decided by reading the claim it makes,
 the question it hides and the claimed value, against the passages that name that subject.
 
 Why: read as the question it hides ("Where was Lev Landau born?" for "Was Lev Landau born in Baku?"), the
@@ -7,11 +7,11 @@ words around the value ("for the discovery of polonium", "founded in 1742 by the
 and a claim about someone the documents never mention came out "no" too. Now the reader reads the hidden
 question on every page naming the subject; the page is the subject's own (its title named by the question) where
 the reader answers most surely (its margin over no answer: a page that speaks of the subject but not of the asked
-fact says nothing either way; the verifier picked pages worse, by "states an answer", on the training folders),
+fact says nothing either way; a verifier's "states an answer" picked pages worse on the training folders),
 and the reader's pointer over that page gives the claimed value's share among every span it would answer with
 (occurrences of the value, in any inflection, against the rival spans): "yes" when the value is what the page
-answers, "no" when another span is. No page naming the subject is no answer at all. The verdict, its share and
-the verifier's reading of that page go to the decision like every other signal.
+answers, "no" when another span is. No page naming the subject is no answer at all. The verdict and its share go
+to the decision like every other signal.
 """
 
 from __future__ import annotations
@@ -32,9 +32,8 @@ from stores.chinese_script import simplified
 from stores.scripts import HAN
 from stores.tokenize import tokenize
 
-if TYPE_CHECKING:  # the reader and the verifier import torch; loaded on first use only
+if TYPE_CHECKING:  # the reader imports torch; loaded on first use only
     from cragraph.reader.reader import Reader
-    from cragraph.reader.verifier import Verifier
 
 CLAIM = "claim"
 
@@ -53,11 +52,11 @@ def names_subject(subject: str, passage: dict[str, Any]) -> bool:
     return bool(wanted) and wanted <= roots(f"{passage.get('title') or ''} {passage.get('text') or ''}")
 
 
-def verified_claim(reader: Reader, verifier: Verifier, question: str, passages: Sequence[dict[str, Any]],
-                   language: str, rank: int = 0, chain: Sequence[dict[str, Any]] = ()) -> Candidate | Unheld | None:
-    """The claim's verdict as a candidate ("yes" / "no" cited by the page that decided it, its probabilities in
-    `verdict`), Unheld when no passage names its subject, None when the question hides no claim the grammar finds
-    (the reader's own yes / no answer stands then)."""
+def read_claim(reader: Reader, question: str, passages: Sequence[dict[str, Any]], language: str, rank: int = 0,
+               chain: Sequence[dict[str, Any]] = ()) -> Candidate | Unheld | None:
+    """The claim's verdict as a candidate ("yes" / "no" cited by the page that decided it), Unheld when no passage
+    names its subject, None when the question hides no claim the grammar finds (the reader's own yes / no answer
+    stands then)."""
     titles = [p.get("title") or "" for p in passages]
     claim = hidden_claim(question, titles, language)
     if claim is None:
@@ -73,7 +72,6 @@ def verified_claim(reader: Reader, verifier: Verifier, question: str, passages: 
     # the page about the subject (its title named by the question), where the reader answers most surely
     best = max(range(len(pages)), key=lambda k: (named_by(passages[pages[k]], asked), shares[k][1]))
     share, margin, sentence = shares[best]
-    verdict = verifier.verify(claim.question, [read[best]], language)[0]
     holds = share >= 0.5
     yes, no = YES_NO.get(language, YES_NO["en"])
     answer = ReaderAnswer(yes if holds else no, "yes" if holds else "no", pages[best], sentence, -1, -1, 0.0,
@@ -82,9 +80,7 @@ def verified_claim(reader: Reader, verifier: Verifier, question: str, passages: 
     page = dict(passages[pages[best]])
     if steps:  # the last hop is this claim: its answer is the verdict, from the page that decided it
         steps[-1].update(answer=answer.text, passage=page, sentence=sentence)
-    found = Candidate(answer, CLAIM, page, rank, steps)
-    found.verdict = {"right": verdict.says * (share if holds else 1.0 - share), "absent": verdict.absent}
-    return found
+    return Candidate(answer, CLAIM, page, rank, steps)
 
 
 def value_share(reader: Reader, question: str, page: Passage, value: str, language: str) -> tuple[float, float, str]:

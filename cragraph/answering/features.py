@@ -11,8 +11,7 @@ is about something the question names (a first hop) or about something only anot
 whether another reading answered with its page's entity (it was led there: a bridge question's second hop) or its
 answer is itself some other context page's entity (a bridge to read on from), how the CRAG evaluator graded its
 passage and the context (the grade of the cited passage, the best grade, the best evidence sentence, the verdict),
-whether any context page is about something the question names, the verifier's verdict on the candidate's passage
-(it states this answer; it does not speak to the question at all), how many of the entities the question names no
+whether any context page is about something the question names, how many of the entities the question names no
 passage read names (a question about something the documents do not hold), and the route and language, which shift
 how far the rest can be trusted.
 """
@@ -37,12 +36,11 @@ from cragraph.reader.rerank import question_type, span_type
 from stores.tokenize import tokenize
 
 FEATURES = (
-    "one_pass", "hop_chain", "per_passage", "linked", "yes_no", "compared", "claim", "first_hop",
-    "second_hop", "margin", "verified", "unsaid",
-    "share", "rank", "hop_margin", "hop_share", "hop_rank", "agree", "support", "cover", "asked_cover", "rare_missing",
-    "type_fit",
-    "is_title", "led_to", "leads_on", "in_question", "log_length", "graded", "grade", "best_grade", "best_evidence",
-    "verdict_correct", "verdict_incorrect", "named_page", "unnamed", "multihop", "ru", "zh", "passages",
+    "one_pass", "hop_chain", "per_passage", "linked", "yes_no", "compared", "claim", "first_hop", "second_hop",
+    "margin", "share", "rank", "hop_margin", "hop_share", "hop_rank", "agree", "support", "cover", "asked_cover",
+    "rare_missing", "type_fit", "is_title", "led_to", "leads_on", "in_question", "log_length", "graded", "grade",
+    "best_grade", "best_evidence", "verdict_correct", "verdict_incorrect", "named_page", "unnamed", "multihop", "ru",
+    "zh", "passages",
 )
 
 
@@ -83,8 +81,6 @@ def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str,
             "first_hop": float(first),
             "second_hop": float(second),
             "margin": _clip((read.margin or 0.0) / 10.0),
-            "verified": float(candidate.verdict.get("right", 0.0)),
-            "unsaid": float(candidate.verdict.get("absent", 0.0)),
             "share": float(read.confidence if read.confidence is not None else 0.0),
             "rank": float(candidate.rank),
             "hop_margin": _clip((hop.get("margin") or 0.0) / 10.0),
@@ -168,7 +164,7 @@ RULES = ("yes_no", "compared")
 # per-reading weights below. Their answers go through the same threshold as every other.
 MODEL_READINGS = ("one_pass", "hop_chain", "per_passage", "linked", "claim")
 INTERACTING = ("margin", "share", "rank", "cover", "asked_cover", "rare_missing", "first_hop", "second_hop", "grade",
-               "agree", "log_length", "type_fit", "led_to", "leads_on", "verified", "unsaid")
+               "agree", "log_length", "type_fit", "led_to", "leads_on")
 # What the decision reads: the signals, and each of INTERACTING per reading (a margin means more in one reading
 # than in another), so one linear model can weigh them apart.
 MODEL_FEATURES = (*(f for f in FEATURES if f not in RULES), "rule",

@@ -26,9 +26,8 @@ from typing import TYPE_CHECKING, Any
 from cragraph.answering import rules
 from cragraph.answering.bridging import bridged_question, link_terms, unasked
 from cragraph.answering.candidates import Candidate, about_a_look_alike, names_same
-from cragraph.answering.claims import CLAIM, Unheld, verified_claim
+from cragraph.answering.claims import CLAIM, Unheld, read_claim
 from cragraph.answering.rules.compare import page_of, sentences
-from cragraph.answering.verification import verify_candidates
 from cragraph.reader import Passage
 from cragraph.reader.names import named_pages, roots
 from cragraph.reader.questions import question_form
@@ -36,7 +35,6 @@ from stores.tokenize import tokenize
 
 if TYPE_CHECKING:  # the reader module imports torch; the graph loads it on first use only
     from cragraph.reader.reader import Reader
-    from cragraph.reader.verifier import Verifier
 
 ONE_PASS_TOP = 3  # spans of the one-pass reading kept as candidates
 CHAIN_TOP = 2  # fillings of a last hop read (the previous hop's best answers)
@@ -63,14 +61,14 @@ class Gathered:
 
 def gather(reader: Reader, question: str, context: Sequence[dict[str, Any]], hops: Sequence[dict[str, Any]],
            language: str, pool: Sequence[dict[str, Any]] = (), follow: Follow | None = None,
-           entities: Sequence[str] = (), verifier: Verifier | None = None) -> Gathered:
+           entities: Sequence[str] = ()) -> Gathered:
     """Every reading's candidates: one pass and along the plan's hops, and for a span question (no rule answered
     it) passage by passage. `pool`: the retrieved passages grading and refinement set aside, where a page the
     question's named pages link to may be (graded against the whole compound question, a bridge entity's page
     seldom passes); `follow`: a search of the index for the pages a sentence names, which finds a linked page
     that retrieval for the whole question never reached; `entities`: the names the question holds, whose
-    look-alikes' pages answer nothing about them (candidates.about_a_look_alike); `verifier`: judges a yes / no
-    question about one subject (claims.py) in place of the reader's rule, and every candidate's passage."""
+    look-alikes' pages answer nothing about them (candidates.about_a_look_alike). A yes / no question about one
+    subject is judged by the claim reading (claims.py) over every passage that names its subject."""
     chained = along_hops(reader, hops, language)
     # a claim about a bridge entity ("Was the founder of X born in Y?") is checked along the chain first: the
     # last hop's claim, its slot filled ("Was Ann Wye born in Y?"), is read over that hop's passages
@@ -83,8 +81,6 @@ def gather(reader: Reader, question: str, context: Sequence[dict[str, Any]], hop
         candidates += per_passage(reader, question, context, language, candidates, pool, follow)
     named = [terms for terms in (set(tokenize(name)) for name in entities) if terms]
     candidates = [c for c in candidates if not about_a_look_alike(c, named)]
-    if verifier is None:
-        return Gathered(candidates)
     gathered = Gathered([])
     everything = [*context, *pool]
     for candidate in candidates:
@@ -94,7 +90,7 @@ def gather(reader: Reader, question: str, context: Sequence[dict[str, Any]], hop
         asked = candidate.chain[-1]["question"] if candidate.chain else question
         passages = [step["passage"] for step in candidate.chain[-1:]] + list(everything) if candidate.chain \
             else everything
-        judged = verified_claim(reader, verifier, asked, passages, language, candidate.rank, candidate.chain)
+        judged = read_claim(reader, asked, passages, language, candidate.rank, candidate.chain)
         if isinstance(judged, Unheld):
             gathered.unheld.append(judged.subject)
             continue
@@ -103,7 +99,6 @@ def gather(reader: Reader, question: str, context: Sequence[dict[str, Any]], hop
             judged.chain = [{"question": asked, "answer": judged.text, "passage": judged.passage,
                              "sentence": judged.read.sentence}]
         gathered.candidates.append(judged or candidate)  # no claim the grammar finds: the reader's reading stands
-    verify_candidates(verifier, question, gathered.candidates, language)
     return gathered
 
 

@@ -96,9 +96,6 @@ class AnswerSettings:
     max_new_tokens: int = setting(200, "Generation cap for the LLM answer.")
     reader_path: str = setting(
         "", "Folder of the short-answer reader's weights (reader.npz + config.json); empty = the packaged ones.")
-    verifier_path: str = setting(
-        "", "Folder of the verifier's weights (verifier.npz + verifier.json), which reads over the reader's "
-            "encoder; empty = the packaged ones.")
 
 
 @dataclass

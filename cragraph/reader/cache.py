@@ -1,4 +1,4 @@
-"""The process-wide reader and verifier per weights folder, loaded on first use (torch is imported only then)."""
+"""The process-wide reader per weights folder, loaded on first use (torch is imported only then)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from cragraph.reader.reader import Reader
-    from cragraph.reader.verifier import Verifier
 
 _readers: dict[str, Reader] = {}
-_verifiers: dict[tuple[int, str], Verifier] = {}
 _lock = threading.Lock()
 
 
@@ -27,16 +25,3 @@ def load_reader(path: str | Path = "") -> Reader:
             reader = _readers[key] = Reader.load(folder)
         return reader
 
-
-def load_verifier(reader: Reader, path: str | Path = "") -> Verifier:
-    """The verifier for a weights folder ("" = the packaged weights) over `reader`'s encoder; loaded once per
-    process, thread-safe."""
-    from cragraph.reader.verifier import DEFAULT_WEIGHTS, Verifier
-
-    folder = Path(path).expanduser() if str(path) else DEFAULT_WEIGHTS
-    key = (id(reader), str(folder.resolve()))
-    with _lock:
-        verifier = _verifiers.get(key)
-        if verifier is None:
-            verifier = _verifiers[key] = Verifier.load(reader, folder)
-        return verifier

@@ -22,7 +22,7 @@ from cragraph.reader.types import Passage, ReaderAnswer
 from stores.tokenize import tokenize
 
 YES_NO = {"en": ("yes", "no"), "ru": ("да", "нет"), "zh": ("是", "否")}
-SINGLE_CLAIM = "claim"  # the rule of a yes / no answer read from one claim's span (the verifier may judge it instead)
+SINGLE_CLAIM = "claim"  # the rule of a yes / no answer read from one claim's span (the claim reading judges it then)
 OPENING_CHARS = 400  # the definitional opening of a passage ("X is an American film director ...")
 
 

@@ -82,7 +82,7 @@ CURIE = {"id": "curie#0", "doc_id": "curie", "title": "Marie Curie", "source": "
     ("Did Marie Curie discover polonium?", "yes"),  # stated in other words ("for the discovery of polonium")
     ("Was Marie Curie born in Paris?", "no"),  # the page gives another birthplace
 ])
-def test_a_single_claim_is_the_verifiers_verdict_on_the_page_of_its_subject(run, claim, expected):
+def test_a_single_claim_is_decided_on_the_page_of_its_subject(run, claim, expected):
     result = run({"question": claim, "language": "en", "selected": [CURIE], "verdict": "correct"})
     record = result["trace"][0]
     assert result["answer"].startswith(expected) and record["decision"].startswith("claim")

@@ -1,4 +1,4 @@
-"""The verifier (the packaged weights over the packaged reader): a page that states the answer in other words, a
+"""The lab's verifier (its weights over the packaged reader): a page that states the answer in other words, a
 page that does not say; long pages read in windows; bad weights and input. (Whether a given answer is the one a page
 states is not what these weights learned: VERIFIER_CARD.md; the claim reading weighs a value with the reader.)"""
 
@@ -8,15 +8,17 @@ import shutil
 
 import pytest
 
-from cragraph.reader.cache import load_reader, load_verifier
+from cragraph.reader.cache import load_reader
 from cragraph.reader.types import Passage
-from cragraph.reader.verifier import (
+from cragraph_lab.verifier import (
     CONFIG_FILE,
     DEFAULT_WEIGHTS,
     TRAINING_COMMAND,
     WEIGHTS_FILE,
     Verifier,
     VerifierWeightsError,
+    load_verifier,
+    marked,
     windows,
 )
 
@@ -71,3 +73,11 @@ def test_missing_or_damaged_weights_name_the_file_and_the_training_command(tmp_p
     with pytest.raises(VerifierWeightsError, match="damaged") as damaged:
         Verifier.load(reader, tmp_path)
     assert str(tmp_path / WEIGHTS_FILE) in str(damaged.value)
+
+
+def test_the_proposed_answer_is_read_marked_in_its_place_and_a_page_without_it_does_not_state_it(verifier):
+    assert marked("Landau was born in  Baku in 1908.", "baku") == "Landau was born in  <<Baku>> in 1908."
+    assert marked("Landau was born in Baku.", "Tbilisi") is None
+    assert marked("Landau was born in Baku.", " ") == "Landau was born in Baku."
+    absent, = verifier.verify("Where was Lev Landau born?", [LANDAU], "en", answer="Tbilisi")
+    assert (absent.stated, absent.absent) == (0.0, 1.0)

@@ -35,7 +35,7 @@ from stores.text import sentence_spans
 if TYPE_CHECKING:
     from cragraph.reader.reader import Reader
 
-DEFAULT_WEIGHTS = Path(__file__).resolve().parent / "weights"
+DEFAULT_WEIGHTS = Path(__file__).resolve().parent / "verifier_weights"
 WEIGHTS_FILE = "verifier.npz"
 CONFIG_FILE = "verifier.json"
 TRAINING_COMMAND = "cragraph bench verifier-training"
@@ -49,7 +49,7 @@ class VerifierWeightsError(RuntimeError):
 
     def __init__(self, path: object, why: str) -> None:
         super().__init__(f"verifier weights {path}: {why}. Rebuild them with `{TRAINING_COMMAND} --out <folder>` "
-                         "and copy verifier.npz and verifier.json into cragraph/reader/weights/")
+                         "and copy verifier.npz and verifier.json into cragraph_lab/verifier_weights/")
         self.path = path
 
 
@@ -206,3 +206,8 @@ class Verifier:
             best = int(own[:, 2].argmin())
             verdicts.append(Verdict(float(own[best, 0]), float(own[best, 1]), float(own[best, 2]), parts[best]))
         return verdicts
+
+
+def load_verifier(reader: Reader, path: str | Path = "") -> Verifier:
+    """The verifier for a weights folder ("" = the lab's weights) over `reader`'s encoder."""
+    return Verifier.load(reader, Path(path).expanduser() if str(path) else DEFAULT_WEIGHTS)
