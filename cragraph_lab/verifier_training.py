@@ -164,20 +164,26 @@ def _passage(row: dict) -> Passage:
     return Passage(row["text"], (row.get("title") or "").replace("_", " "))
 
 
+def add_answerable(builder: Builder, key: str, question: str, answers: list[str], gold_ids: list[str],
+                   corpus: dict[str, dict], near: Distractors, language: str, source: str) -> None:
+    """One answerable question's examples: its first gold page holding an answer, the nearest other page without
+    one, and its gold pages without an answer as first hops (a bridge question's)."""
+    answers = [a for a in answers if a.strip()]
+    holding = [g for g in gold_ids if _holds(corpus[g]["text"], answers)]
+    if not holding or not answers:
+        return
+    distractors = [i for i in near.nearest(question, 3, set(gold_ids)) if not _holds(corpus[i]["text"], answers)][:1]
+    builder.question(key, question, answers, language, _passage(corpus[holding[0]]),
+                     [_passage(corpus[i]) for i in distractors], source,
+                     [_passage(corpus[g]) for g in gold_ids if g not in holding])
+
+
 def add_benchmark(builder: Builder, folder: Path, source: str, language: str, rows: list[dict]) -> None:
     corpus = _corpus(folder)
     near = Distractors(corpus)
     for row in tqdm(rows, desc=f"verifier examples {source}", unit="q"):
-        gold_ids = [g for g in row.get("supporting_ids", []) if g in corpus]
-        answers = [a for a in row.get("answers", []) if a.strip()]
-        holding = [g for g in gold_ids if _holds(corpus[g]["text"], answers)]
-        if not holding or not answers:
-            continue
-        first_hops = [_passage(corpus[g]) for g in gold_ids if g not in holding]
-        distractors = [i for i in near.nearest(row["question"], 3, set(gold_ids))
-                       if not _holds(corpus[i]["text"], answers)][:1]
-        builder.question(f"{source}:{row['id']}", row["question"], answers, language, _passage(corpus[holding[0]]),
-                         [_passage(corpus[i]) for i in distractors], source, first_hops)
+        add_answerable(builder, f"{source}:{row['id']}", row["question"], row.get("answers", []),
+                       [g for g in row.get("supporting_ids", []) if g in corpus], corpus, near, language, source)
 
 
 def add_pages(builder: Builder, folder: Path, source: str) -> None:
@@ -190,23 +196,13 @@ def add_pages(builder: Builder, folder: Path, source: str) -> None:
     near = Distractors(corpus)
     for row in tqdm(read_jsonl(folder / "questions.jsonl"), desc=f"verifier examples {source}", unit="q"):
         key, language = f"{source}:{row['id']}", row["language"]
-        answers = [a for a in row.get("answers", []) if a.strip()]
         if row["type"] == "unanswerable":
             pages = [_passage(corpus[i]) for i in near.nearest(row["question"], 2, set())]
             builder.absent(key, row["question"], builder.nearest_windows(row["question"], pages, [], language), [],
                            language, source)
-            continue
-        if row["type"] not in ("bridge", "single"):
-            continue
-        gold_ids = [g for g in row["supporting_docs"] if g in corpus]
-        holding = [g for g in gold_ids if _holds(corpus[g]["text"], answers)]
-        if not holding or not answers:
-            continue
-        distractors = [i for i in near.nearest(row["question"], 3, set(gold_ids))
-                       if not _holds(corpus[i]["text"], answers)][:1]
-        builder.question(key, row["question"], answers, language, _passage(corpus[holding[-1]]),
-                         [_passage(corpus[i]) for i in distractors], source,
-                         [_passage(corpus[g]) for g in gold_ids if g not in holding])
+        elif row["type"] in ("bridge", "single"):
+            add_answerable(builder, key, row["question"], row["answers"],
+                           [g for g in row["supporting_docs"] if g in corpus], corpus, near, language, source)
 
 
 def build_examples(builder: Builder, config: dict[str, Any], data_root: Path) -> list[dict[str, Any]]:

@@ -11,30 +11,24 @@ supporting_docs exist and are in the question's language; every answer / list it
 supporting document (case-insensitive); list answers are the first form of each item; multihop questions have
 two hop sub-questions and all other types hops == []; unanswerable questions have answers == [].
 """
-import json
 import os
 import re
 import sys
 from collections import Counter
 
+from question_checks import LANGS, err, finish, questions
+
 HERE = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else sys.exit("usage: check_longdocs.py FOLDER")
 CORPUS = os.path.join(HERE, "corpus")
 QUESTIONS = os.path.join(HERE, "questions.jsonl")
 
-LANGS = ("en", "ru", "zh")
 TYPES = ("simple", "relation", "multihop", "list", "temporal", "unanswerable")
 PER_LANG = {"simple": 2, "relation": 2, "multihop": 2, "list": 3, "temporal": 2, "unanswerable": 1}
-FIELDS = {"id", "question", "answers", "type", "language", "supporting_docs", "hops"}
 # document length: words for en/ru, CJK characters for zh
 LENGTH = {"en": (2500, 4000), "ru": (2500, 4000), "zh": (3000, 5000)}
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 WORD = re.compile(r"\w+(?:[-'’]\w+)*")
-errors = []
-
-
-def err(msg):
-    errors.append(msg)
 
 
 def norm(text):
@@ -83,29 +77,9 @@ def check_forms(qid, forms, sd, what):
 
 
 # ---- questions
-counts, ids = Counter(), set()
-with open(QUESTIONS, encoding="utf-8") as handle:
-    lines = [line for line in handle if line.strip()]
-for ln, line in enumerate(lines, 1):
-    try:
-        q = json.loads(line)
-    except ValueError as e:
-        err(f"line {ln}: does not parse ({e})")
-        continue
-    want = FIELDS | ({"items"} if q.get("type") == "list" else set())
-    if set(q) != want:
-        err(f"line {ln}: fields {sorted(q)} != {sorted(want)}")
-        continue
+counts = Counter()
+for q in questions(QUESTIONS, TYPES, {"list": ("items",)}, counts):
     qid, typ, lang, ans, sd, hops = q["id"], q["type"], q["language"], q["answers"], q["supporting_docs"], q["hops"]
-    if typ not in TYPES or lang not in LANGS:
-        err(f"{qid}: bad type {typ!r} or language {lang!r}")
-        continue
-    if qid in ids:
-        err(f"{qid}: duplicate id")
-    ids.add(qid)
-    if not re.fullmatch(rf"{lang}-{typ}-\d\d", qid):
-        err(f"{qid}: id does not follow <language>-<type>-NN")
-    counts[(typ, lang)] += 1
     if not isinstance(q["question"], str) or not q["question"].strip():
         err(f"{qid}: empty question")
     if not isinstance(sd, list) or not sd:
@@ -156,9 +130,4 @@ print("documents:", {name: f"{doc_lang[name]}, {lengths[name]} {'CJK chars' if d
 for typ in TYPES:
     print(f"{typ:13s}", {lang: counts[(typ, lang)] for lang in LANGS})
 print("total questions:", sum(counts.values()))
-if errors:
-    print(f"\n{len(errors)} problem(s):")
-    for e in errors:
-        print("  -", e)
-    sys.exit(1)
-print("OK")
+finish()

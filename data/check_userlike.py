@@ -12,13 +12,13 @@ import re
 import sys
 from collections import Counter
 
+from question_checks import LANGS, err, finish, questions
+
 HERE = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else sys.exit("usage: check_userlike.py FOLDER")
 CORPUS = os.path.join(HERE, "corpus")
 QUESTIONS = os.path.join(HERE, "questions.jsonl")
 
-FIELDS = {"id", "question", "answers", "type", "language", "supporting_docs", "hops"}
 TYPES = ("bridge", "single", "comparison", "yesno", "unanswerable")
-LANGS = ("en", "ru", "zh")
 with open(os.path.join(HERE, "expected.json"), encoding="utf-8") as spec:
     SPEC = json.load(spec)
 EXPECTED = SPEC["questions"]
@@ -28,11 +28,6 @@ YESNO = {"en": ("yes", "no"), "ru": ("да", "нет"), "zh": ("是", "否")}
 ABSENT = SPEC["absent"]
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
-errors = []
-
-
-def err(msg):
-    errors.append(msg)
 
 
 def plain_text(name, raw):
@@ -115,29 +110,8 @@ def names(entity, text, lang):
 
 # ---- questions
 counts = Counter()
-ids = set()
-with open(QUESTIONS, encoding="utf-8") as handle:
-    question_lines = handle.readlines()
-for ln, line in enumerate(question_lines, 1):
-    try:
-        q = json.loads(line)
-    except ValueError as e:
-        err(f"line {ln}: does not parse ({e})")
-        continue
-    want = FIELDS | ({"bridge"} if q.get("type") == "bridge" else set())
-    if set(q) != want:
-        err(f"line {ln}: fields {sorted(q)} != {sorted(want)}")
-        continue
+for q in questions(QUESTIONS, TYPES, {"bridge": ("bridge",)}, counts):
     qid, typ, lang, ans, sd = q["id"], q["type"], q["language"], q["answers"], q["supporting_docs"]
-    if typ not in TYPES or lang not in LANGS:
-        err(f"{qid}: bad type/language")
-        continue
-    if qid in ids:
-        err(f"{qid}: duplicate id")
-    ids.add(qid)
-    if not re.fullmatch(rf"{lang}-{typ}-\d\d", qid):
-        err(f"{qid}: id does not follow <lang>-<type>-NN")
-    counts[(typ, lang)] += 1
     if not isinstance(ans, list) or not all(isinstance(a, str) and a for a in ans):
         err(f"{qid}: answers must be a list of non-empty strings")
         continue
@@ -204,9 +178,4 @@ for typ in TYPES:
 print("yes/no split:", {lang: (counts[("yesno-" + YESNO[lang][0], lang)], counts[("yesno-" + YESNO[lang][1], lang)])
                         for lang in LANGS})
 print("total questions:", sum(counts[(t, lang)] for t in TYPES for lang in LANGS))
-if errors:
-    print(f"\n{len(errors)} problem(s):")
-    for e in errors:
-        print("  -", e)
-    sys.exit(1)
-print("OK")
+finish()

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from cragraph.answering.rules.compare import compare_options, mentioned, page_of
 from cragraph.answering.rules.forms import answer_yesno, option_answer
 from cragraph.reader.folding import as_written, fold
-from cragraph.reader.questions import question_form
+from cragraph.reader.questions import QuestionForm, question_form
 from cragraph.reader.types import Passage, ReaderAnswer
 from stores.chinese_script import simplified
 
@@ -23,26 +23,30 @@ if TYPE_CHECKING:  # the reader module imports torch; loaded on first use only
     from cragraph.reader.reader import Reader
 
 
+RULE_FORMS = ("yesno", "options")  # the question forms a rule may answer
+
+
 def read_ranked(reader: Reader, question: str, passages: Sequence[Passage | str], language: str,
                 top: int = 3) -> list[ReaderAnswer]:
     """The rule's answer alone when the question's form has one, else the reader's best spans (at most `top`),
     cut from the passages as written."""
+    asked = simplified(question)
+    form = question_form(asked, language)
     given = [p if isinstance(p, Passage) else Passage(str(p)) for p in passages]
-    if not any(p.text.strip() for p in given) or not question.strip():
-        return []
+    if form.kind not in RULE_FORMS or not any(p.text.strip() for p in given) or not question.strip():
+        return reader.read_ranked(question, given, language, top)  # folds the passages itself
     folded = fold(given)
-    applies, ruled = _by_rule(reader, simplified(question), folded, language)
+    applies, ruled = _by_rule(reader, asked, form, folded, language)
     if not applies:
         return reader.read_ranked(question, given, language, top)
     return [] if ruled is None else [as_written(ruled, given, folded)]
 
 
-def _by_rule(reader: Reader, question: str, passages: list[Passage],
+def _by_rule(reader: Reader, question: str, form: QuestionForm, passages: list[Passage],
              language: str) -> tuple[bool, ReaderAnswer | None]:
     """(whether a rule reads this question, its answer or None) over passages already folded."""
     from cragraph.reader.reader import no_answer_margin
 
-    form = question_form(question, language)
     if form.kind == "yesno":
         scored = reader.score(question, passages, language)
         decided = answer_yesno(question, passages, reader.spans(scored), language,
@@ -63,5 +67,5 @@ def _by_rule(reader: Reader, question: str, passages: list[Passage],
 def _best(reader: Reader, question: str, passages: list[Passage], language: str) -> ReaderAnswer | None:
     """The one answer to a question the rules ask of the reader (a claim's hidden question, one part of a
     joined claim), itself read by rule when it has a rule's form."""
-    applies, ruled = _by_rule(reader, question, passages, language)
+    applies, ruled = _by_rule(reader, question, question_form(question, language), passages, language)
     return ruled if applies else reader.read(question, passages, language)

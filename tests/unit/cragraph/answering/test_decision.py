@@ -194,3 +194,14 @@ def test_a_question_term_no_document_holds_is_never_the_rarest_missing_one():
     claim = _candidate("是", "one_pass", page, "白沙口灯塔用花岗岩建成。")
     featurize([claim], "白沙口灯塔是用花岗岩砌成的吗", {"language": "zh"}, [page], rarity)
     assert claim.features["rare_missing"] == 0.0
+
+
+def test_rare_missing_is_the_share_of_the_tied_rarest_terms_missing_whatever_the_order():
+    # in a small index many terms tie as the rarest (each in one document); taking one of them by a set's order
+    # made the feature change from one process to the next
+    page = {"id": "k", "title": "Kestlow Head", "text": "The lighthouse at Kestlow Head was lit in 1871."}
+    lit = _candidate("1871", "one_pass", page, "The lighthouse at Kestlow Head was lit in 1871.")
+    rarity = {"kestlow": 2.0, "lighthous": 2.0, "granit": 2.0}.get  # the stemmed terms
+    featurize([lit], "When was the granite lighthouse at Kestlow lit?", {"language": "en"}, [page],
+              lambda term: rarity(term, 1.0))
+    assert lit.features["rare_missing"] == pytest.approx(1 / 3)  # "granite" of the three tied terms is unsaid
