@@ -38,6 +38,7 @@ def abstained(language: str, question: str = "") -> dict[str, Any]:
         "confidence": None,
         "margin": None,
         "withheld": None,
+        "items": [],
         "language": language,
     }
 
@@ -117,6 +118,7 @@ class Citation(TypedDict):
     url: str | None
     doc_id: str | None
     page: NotRequired[int | None]  # the PDF page of the chunk; None for other files and the web
+    section: NotRequired[str | None]  # the heading of the document's section the chunk lies in, if any
 
 
 class Evidence(TypedDict):
@@ -145,6 +147,13 @@ class Highlight(TypedDict):
     sentences: list[HighlightSentence]
 
 
+class ListItem(TypedDict):
+    """One item of a list answer and the citation [n] of the passage it was read from."""
+
+    text: str
+    n: int | None
+
+
 class Withheld(TypedDict):
     """The best candidate answer when its probability of being right stayed under `answer_threshold`: the run
     abstains (a wrong answer costs more than none), but the user can still see what it would have said, from
@@ -168,6 +177,7 @@ class OutputState(TypedDict, total=False):
     confidence: float | None  # the answer's probability of being right (the decision model's); None: an LLM answered
     margin: float | None  # the reader's span score over its no-answer score, one of the decision's signals
     withheld: Withheld | None  # set only when the best candidate's probability was under answer_threshold
+    items: list[ListItem]  # a list answer's items, each with its citation number (`answer` holds them as text)
     language: str
     highlights: list[Highlight]
     # the retrieval strategy: name, tier, reason, confidence, alternatives, allowed techniques (nodes/strategy.py)

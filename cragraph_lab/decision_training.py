@@ -28,7 +28,7 @@ import numpy as np
 
 from cragraph.answering.decision import DEFAULT_WEIGHTS, DecisionModel
 from cragraph.answering.features import MODEL_FEATURES, model_vector
-from cragraph.evaluation.qa_metrics import contains_answer, token_f1
+from cragraph.evaluation.qa_metrics import contains_answer, holds_answer, token_f1
 from cragraph_lab.extra import bench_import
 from cragraph_lab.reader_examples import unseen_by_reader
 
@@ -69,9 +69,11 @@ def read_questions(paths: Iterable[Path], mode: str = "crag-multihop") -> list[Q
                 candidates = record.get("candidates") or []
                 features = np.array([model_vector(c["features"]) for c in candidates],
                                     dtype=np.float64).reshape(len(candidates), len(MODEL_FEATURES))
-                labels = np.array([right(c["answer"], record["answers"]) for c in candidates], dtype=np.float64)
-                holds = np.array([bool(record["answers"]) and contains_answer(c["answer"], record["answers"]) > 0
-                                  for c in candidates], dtype=np.float64)
+                items = record.get("items")  # a list question: right when it names three quarters of them
+                labels = np.array([holds_answer(c["answer"], [], items) if items
+                                   else right(c["answer"], record["answers"]) for c in candidates], dtype=np.float64)
+                holds = np.array([holds_answer(c["answer"], record["answers"], items) for c in candidates],
+                                 dtype=np.float64)
                 questions.append(Question(f"{name}:{record['id']}", name,
                                           unseen_by_reader(name, record["id"], list(record.get("gold_ids") or [])),
                                           bool(record.get("unanswerable")), features, labels, holds,

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -31,6 +32,7 @@ from cragraph.answering.candidates import sentences_holding
 from cragraph.answering.claims import names_subject
 from cragraph.answering.decision import answers, choose
 from cragraph.answering.features import featurize
+from cragraph.answering.lists import Section, asks_for_list, listed_note, with_lists
 from cragraph.answering.readings import Follow, gather, with_option_pages
 from cragraph.config import operator
 from cragraph.context import Context
@@ -39,13 +41,10 @@ from cragraph.knowledge.passages import passage_of
 from cragraph.models.structured import ask_structured
 from cragraph.reader import ReaderAnswer
 from cragraph.reader.cache import load_reader
-from cragraph.reader.listing import list_items
 from cragraph.reader.support import is_supported
-from cragraph.retrieval.enumeration import enumeration_request
-from cragraph.retrieval.full_document import DOCUMENTS, read_documents
+from cragraph.retrieval.full_document import read_documents
 from cragraph.retrieval.retriever import HybridRetriever
 from cragraph.retrieval.sanitize import drop_instructions, has_instructions
-from cragraph.retrieval.strategy import STRATEGY_FULL_DOCUMENT
 from cragraph.state import StageTimer, State, abstained
 from nodes._runtime import IndexUnavailable, bundle_of, lazy_evaluator, settings_of, visible_of
 from prompts.answer import AnswerReply, answer_messages
@@ -73,11 +72,6 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     sentences = scored_sentences(state["question"], context, evaluator, operator().strips)
     best_evidence = max((s["score"] for s in sentences), default=-1.0)
     note = None
-    if (state.get("strategy") or {}).get("name") == STRATEGY_FULL_DOCUMENT and enumeration_request(state["question"]):
-        listed, note = enumeration_answer(state, runtime, language)
-        if listed is not None:
-            listing = {"context": len(context), "items": listed.pop("items"), "citations": len(listed["citations"])}
-            return {**listed, "trace": [timer.record("list answer", listing, (), note)]}
     if settings.llm_answer and context:
         result, note = llm_answer(state["question"], language, context, sentences, settings)
         if result is not None:
@@ -99,13 +93,17 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     pool = state.get("candidates") or []
     gathered = gather(reader, state["question"], context, hops, language, pool, follow, entities)
     candidates = gathered.candidates
+    if asks_for_list(state["question"]):
+        candidates = with_lists(candidates, _sections(state, runtime, settings))
     unnamed = [e for e in entities if not any(names_subject(e, p) for p in [*context, *pool])]
     unheld = _unheld([*gathered.unheld, *unnamed])
     if not candidates:
         why = unheld or "no reading found an answer span"
         return _abstain(timer, state, language, why + _web_reason(state))
     _graded(candidates, state)
-    signals = {"verdict": state.get("verdict"), "route": state.get("route"), "language": language,
+    # a plan of one hop is the question itself: read and judged as a single-hop question
+    route = "multihop" if state.get("route") == "multihop" and len(hops) > 1 else "single"
+    signals = {"verdict": state.get("verdict"), "route": route, "language": language,
                "best_evidence": best_evidence, "unnamed": len(unnamed) / len(entities) if entities else 0.0}
     featurize(candidates, state["question"], signals, context, _rarity(settings))
     chosen = choose(candidates, load_decision())
@@ -130,9 +128,45 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         record = timer.record("abstain", counts, (), note, candidates=readings, chain=chain)
         return {**abstained(language, state["question"]), "withheld": withheld, "trace": [record]}
     update = {**answered, "confidence": chosen.probability, "margin": chosen.read.margin}
+    if chosen.items:
+        cited = answered["citations"][0]["n"] if answered["citations"] else None
+        update["items"] = [{"text": item, "n": cited} for item in chosen.items]
+        note = "; ".join(filter(None, [note, listed_note(chosen)]))
     scores = [e["score"] for e in update["evidence"]]
     decision = f"{chosen.reading} answer ({chosen.read.kind})"
     return {**update, "trace": [timer.record(decision, counts, scores, note, candidates=readings, chain=chain)]}
+
+
+def _sections(state: State, runtime: Runtime[Context], settings: Context) -> Section:
+    """The text of the section a passage lies in (its document's chunks under the same headings; without headings,
+    the passage and the chunk after it), read from the index, and where the passage starts in it: a list seldom
+    fits in the chunk the reader pointed into."""
+    try:
+        bundle = bundle_of(settings)
+    except IndexUnavailable:
+        return lambda passage: (passage.get("text") or "", 0)
+    retriever = HybridRetriever(bundle, visible=visible_of(runtime, bundle))
+    filters = state.get("filters") or None
+    documents: dict[str, list[Any]] = {}
+
+    def section(passage: dict[str, Any]) -> tuple[str, int]:
+        metadata, doc_id = passage.get("metadata") or {}, passage.get("doc_id")
+        if passage.get("source") != "index" or not doc_id or not isinstance(metadata.get("start"), int):
+            return passage.get("text") or "", 0
+        if doc_id not in documents:
+            documents[doc_id] = [hit.chunk for hit in read_documents(retriever, {doc_id: 0.0}, filters)]
+        path, position = metadata.get("section_path"), int(metadata.get("position", -1))
+        chunks = [c for c in documents[doc_id] if c.metadata.get("section_path") == path] if path else \
+            [c for c in documents[doc_id] if int(c.metadata.get("position", -2)) in (position, position + 1)]
+        if not chunks:
+            return passage.get("text") or "", 0
+        text, first = "", int(chunks[0].metadata.get("start", 0))
+        for chunk in chunks:
+            begin = int(chunk.metadata.get("start", 0)) - first
+            text += "\n" * max(0, begin - len(text)) + chunk.text  # only whitespace lay between chunks
+        return text, int(metadata["start"]) - first
+
+    return section
 
 
 def _unheld(subjects: Sequence[str]) -> str:
@@ -197,7 +231,8 @@ def _formatted(question: str, candidate: Candidate, context: list[dict[str, Any]
     chain (along the plan, or a linked page's reading) by every hop's passage, each hop's sentence its evidence, first
     hop first."""
     if not candidate.chain:
-        return _short_answer(question, candidate.read, context, sentences, n_evidence, language)
+        read = replace(candidate.read, text=candidate.text) if candidate.items else candidate.read
+        return _short_answer(question, read, context, sentences, n_evidence, language)
     cited = list(context)
     ids = [p.get("id") for p in cited]
     numbers_of: list[int] = []
@@ -222,31 +257,6 @@ def _chain_text(candidate: Candidate, answered: dict[str, Any]) -> list[dict[str
     ids = {c["id"]: c["n"] for c in answered["citations"]}
     return [{"question": step["question"], "answer": step["answer"], "n": ids.get(step["passage"].get("id"))}
             for step in candidate.chain]
-
-
-def enumeration_answer(state: State, runtime: Runtime[Context], language: str
-                       ) -> tuple[dict[str, Any] | None, str]:
-    """The numbered items of the lists in the best documents (of the selected context, then the candidates),
-    each cited by its chunk; None with the reason when they give no list."""
-    settings = settings_of(runtime)
-    bundle = bundle_of(settings)
-    ranked = [p for p in [*state.get("selected", []), *state.get("candidates", [])] if p.get("source") == "index"]
-    scores: dict[str, float] = {}
-    for passage in ranked:
-        if passage["doc_id"] not in scores and len(scores) < DOCUMENTS:
-            scores[passage["doc_id"]] = float(passage.get("score") or 0.0)
-    retriever = HybridRetriever(bundle, visible=visible_of(runtime, bundle))
-    chunks = [passage_of(hit) for hit in read_documents(retriever, scores, state.get("filters") or None)]
-    items = list_items([chunk["text"] for chunk in chunks])
-    if not items:
-        return None, f"no list in the {len(scores)} documents read whole; reader answer used"
-    numbers = renumber([index + 1 for _, index in items])
-    lines = [f"{i}. {' '.join(item.split())} [{numbers[index + 1]}]" for i, (item, index) in enumerate(items, 1)]
-    # an item's score is its document's: the best retrieval score of the document's hits
-    evidence = [{"n": numbers[index + 1], "sentence": item, "score": round(chunks[index]["score"], 4)}
-                for item, index in items]
-    answered = _answered("\n".join(lines), chunks, numbers, evidence, language)
-    return {**answered, "items": len(items)}, f"{len(items)} items from {len(scores)} documents read whole"
 
 
 def _short_answer(
@@ -346,6 +356,7 @@ def _answered(
         "confidence": None,
         "margin": None,
         "withheld": None,
+        "items": [],
         "language": language,
     }
 

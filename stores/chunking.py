@@ -8,9 +8,10 @@ offsets are exact and no text is ever lost: only whitespace between chunks falls
 
 from __future__ import annotations
 
+import bisect
 import heapq
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -45,12 +46,14 @@ class ChunkSettings:
 
 @dataclass
 class _Plan:
-    """A document cut into embeddable units (sentences, or pieces of over-long sentences)."""
+    """A document cut into embeddable units (sentences, or pieces of over-long sentences); `parts[i]`: the
+    section unit i lies in (0 before the first heading), so that no chunk runs from one section into the next."""
 
     doc: Document
     language: str
     units: list[tuple[int, int]]
     needs_embedding: bool
+    parts: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -153,12 +156,39 @@ def _plan(doc: Document, settings: ChunkSettings) -> _Plan:
         return _Plan(doc, language, [whole], needs_embedding=False)
     units: list[tuple[int, int]] = []
     no_spaces = language in _NO_SPACE_LANGUAGES
-    for start, end in sentence_spans(text, language):
-        if end - start <= settings.max_chars:
-            units.append((start, end))
-        else:
-            units.extend(_split_long(text, start, end, settings.max_chars, no_spaces))
-    return _Plan(doc, language, units, needs_embedding=len(units) > 1)
+    starts = section_starts(doc)
+    for sentence in sentence_spans(text, language):
+        for start, end in _cut_at(text, sentence, starts):
+            if end - start <= settings.max_chars:
+                units.append((start, end))
+            else:
+                units.extend(_split_long(text, start, end, settings.max_chars, no_spaces))
+    parts = [bisect.bisect_right(starts, start) for start, _ in units]
+    return _Plan(doc, language, units, needs_embedding=len(units) > 1, parts=parts)
+
+
+def section_starts(doc: Document) -> list[int]:
+    """Where the text under each of the loader's headings begins, ascending."""
+    sections = doc.metadata.get("sections")
+    if not isinstance(sections, list):
+        return []
+    return sorted({int(s["start"]) for s in sections if isinstance(s, dict) and isinstance(s.get("start"), int)})
+
+
+def _cut_at(text: str, span: tuple[int, int], starts: list[int]) -> list[tuple[int, int]]:
+    """The span cut where a section begins inside it (a heading left the body, so a list item without a full
+    stop and the next section's first sentence can read as one sentence)."""
+    start, end = span
+    pieces = []
+    for cut in starts[bisect.bisect_right(starts, start):]:
+        if cut >= end:
+            break
+        piece = trim_span(text, start, cut)
+        if piece:
+            pieces.append(piece)
+        start = cut
+    tail = trim_span(text, start, end)
+    return [*pieces, tail] if tail else pieces
 
 
 def _split_long(text: str, start: int, end: int, max_chars: int, no_spaces: bool) -> list[tuple[int, int]]:
@@ -207,19 +237,20 @@ def _assemble(plan: _Plan, vectors: np.ndarray | None, settings: ChunkSettings) 
     if vectors is None:
         groups = [_Group(0, len(plan.units) - 1, np.zeros(1, dtype=np.float32))]
     else:
-        groups = _merge_similar(plan.units, vectors, settings)
-        groups = _absorb_short(plan.units, groups, settings)
+        parts = plan.parts or [0] * len(plan.units)
+        groups = _merge_similar(plan.units, vectors, settings, parts)
+        groups = _absorb_short(plan.units, groups, settings, parts)
     return [_chunk(plan, position, group) for position, group in enumerate(groups)]
 
 
-def _merge_similar(units: list[tuple[int, int]], vectors: np.ndarray,
-                   settings: ChunkSettings) -> list[_Group]:
+def _merge_similar(units: list[tuple[int, int]], vectors: np.ndarray, settings: ChunkSettings,
+                   parts: list[int]) -> list[_Group]:
     groups: list[_Group] = []
     for index, (_, end) in enumerate(units):
         vector = vectors[index]
         if groups:
             group = groups[-1]
-            fits = end - units[group.first][0] <= settings.max_chars
+            fits = end - units[group.first][0] <= settings.max_chars and parts[group.first] == parts[index]
             if fits and _similarity(group, vectors, vector) >= settings.merge_threshold:
                 group.last = index
                 group.vector_sum = group.vector_sum + vector
@@ -236,9 +267,10 @@ def _similarity(group: _Group, vectors: np.ndarray, vector: np.ndarray) -> float
     return max(to_mean, to_last)
 
 
-def _absorb_short(units: list[tuple[int, int]], groups: list[_Group],
-                  settings: ChunkSettings) -> list[_Group]:
-    """Fold chunks under min_chars into the more similar neighbour, shortest first, while the result fits.
+def _absorb_short(units: list[tuple[int, int]], groups: list[_Group], settings: ChunkSettings,
+                  parts: list[int]) -> list[_Group]:
+    """Fold chunks under min_chars into the more similar neighbour of the same section, shortest first, while the
+    result fits.
 
     Groups form a linked list and a heap orders the short ones, so thousands of tiny sentences cost
     O(n log n). A short group that cannot merge now never can: its neighbours only grow.
@@ -264,7 +296,7 @@ def _absorb_short(units: list[tuple[int, int]], groups: list[_Group],
             continue
         options = []
         for neighbour in (previous[index], following[index]):
-            if neighbour < 0:
+            if neighbour < 0 or parts[groups[neighbour].first] != parts[groups[index].first]:
                 continue
             left, right = min(index, neighbour), max(index, neighbour)
             if units[groups[right].last][1] - units[groups[left].first][0] <= limit:
@@ -289,8 +321,21 @@ def _chunk(plan: _Plan, position: int, group: _Group) -> Chunk:
     metadata = {**doc.metadata, "language": plan.language, "position": position, "start": start, "end": end}
     sections = metadata.pop("sections", None)  # the loader's headings: a chunk keeps the one it starts under
     if isinstance(sections, list):
-        under = [s["heading"] for s in sections if isinstance(s, dict) and s.get("start", end) <= start]
+        sections = [s for s in sections if isinstance(s, dict) and isinstance(s.get("start"), int)]
+        under = [s for s in sections if s["start"] <= start]
         if under:
-            metadata["section"] = under[-1]
+            metadata["section"] = under[-1]["heading"]
+            if not any(start < s["start"] < end for s in sections):  # the chunk lies in one section
+                metadata["section_path"] = heading_path(under)
     return Chunk(id=f"{doc.id}#{position}", doc_id=doc.id, text=doc.text[start:end], title=doc.title,
                  metadata=metadata)
+
+
+def heading_path(under: list[dict[str, object]]) -> list[str]:
+    """The headings above the last of `under` (in document order) by their levels: ["Components", "Kilnhouse"]."""
+    path: list[tuple[int, str]] = []
+    for section in under:
+        level = section.get("level")
+        depth = level if isinstance(level, int) else 1
+        path = [(d, h) for d, h in path if d < depth] + [(depth, str(section["heading"]))]
+    return [heading for _, heading in path]

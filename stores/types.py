@@ -5,8 +5,13 @@ They are dataclasses of JSON-able fields so graph state that carries them stays 
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+_NUMBERING = re.compile(
+    r"^\s*(?:\d{1,3}(?:\.\d{1,3})*[.)]?|[IVXLC]{1,6}[.)]|[А-ЯA-Z][.)])\s+|^\s*第[一二三四五六七八九十\d]+[章节部分]\s*")
+"""A heading's own numbering: "4.2 ", "3. ", "IV. ", "Б) ", "第三章 "."""
 
 
 def titled(title: str, text: str) -> str:
@@ -31,7 +36,8 @@ class Chunk:
 
     metadata keys set by ingestion: file (the path read), category (if given), language, position (0-based order
     in the document), start/end (character offsets in the document text), section (the heading the chunk starts
-    under, if any), page (PDF pages); a JSONL record's own metadata keys as they are.
+    under, if any), section_path (the headings above it, outermost first, when the chunk lies in one section),
+    page (PDF pages); a JSONL record's own metadata keys as they are.
     """
 
     id: str
@@ -42,8 +48,21 @@ class Chunk:
 
     @property
     def passage(self) -> str:
-        """What BM25 and the embedder see: the title gives a chunk its subject."""
-        return titled(self.title, self.text)
+        """What BM25 and the embedder see: the title and the section's headings give a chunk its subject."""
+        return titled(" › ".join([p for p in [self.title, *self.section_path] if p]), self.text)
+
+    @property
+    def subject(self) -> str:
+        """What the chunk is about: its innermost heading without its number ("4.2 Sounding" -> "Sounding"), so a
+        section of a long document is read like a page about that entity; else the document's title."""
+        path = self.section_path
+        heading = _NUMBERING.sub("", path[-1]).strip() if path else ""
+        return heading or self.title
+
+    @property
+    def section_path(self) -> list[str]:
+        path = self.metadata.get("section_path")
+        return [str(p) for p in path] if isinstance(path, list) else []
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -83,10 +83,12 @@ class Candidate:
     chain: list[dict[str, Any]] = field(default_factory=list)
     features: dict[str, float] = field(default_factory=dict)
     probability: float = 0.0
+    items: list[str] = field(default_factory=list)  # a list answer's items (cragraph.answering.lists)
+    listed: int = 0  # how many items its list had (more than `items` holds when it was cut)
 
     @property
     def text(self) -> str:
-        return " ".join(self.read.text.split())
+        return ", ".join(self.items) if self.items else " ".join(self.read.text.split())
 
     def summary(self) -> dict[str, Any]:
         """What the trace shows of it."""
@@ -98,6 +100,7 @@ class Candidate:
             "chain": [{"question": h["question"], "answer": h["answer"], "passage_id": h["passage"].get("id")}
                       for h in self.chain],
             "features": {name: round(value, 4) for name, value in self.features.items()},
+            **({"items": len(self.items)} if self.items else {}),
         }
 
 

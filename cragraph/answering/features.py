@@ -13,7 +13,8 @@ answer is itself some other context page's entity (a bridge to read on from), ho
 passage and the context (the grade of the cited passage, the best grade, the best evidence sentence, the verdict),
 whether any context page is about something the question names, how many of the entities the question names no
 passage read names (a question about something the documents do not hold), and the route and language, which shift
-how far the rest can be trusted.
+how far the rest can be trusted; and for a question asking for several things, whether the candidate is a list and
+how long.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from cragraph.answering.candidates import (
     said_terms,
     same_answer,
 )
+from cragraph.answering.lists import asks_for_list
 from cragraph.reader.names import named_pages, root
 from cragraph.reader.rerank import question_type, span_type
 from stores.tokenize import tokenize
@@ -40,7 +42,7 @@ FEATURES = (
     "margin", "share", "rank", "hop_margin", "hop_share", "hop_rank", "agree", "support", "cover", "asked_cover",
     "rare_missing", "type_fit", "is_title", "led_to", "leads_on", "in_question", "log_length", "graded", "grade",
     "best_grade", "best_evidence", "verdict_correct", "verdict_incorrect", "named_page", "unnamed", "multihop", "ru",
-    "zh", "passages",
+    "zh", "passages", "asks_list", "list_answer", "log_items",
 )
 
 
@@ -65,6 +67,7 @@ def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str,
                     for t in tokenize(context[i].get("title") or "")}
     relation = {root(t): weights[t] for t in sorted(asked - entity_terms)}
     asked_for = question_type(question)
+    asks_list = asks_for_list(question)
     language = signals.get("language", "en")
     for candidate in candidates:
         read = candidate.read
@@ -110,6 +113,9 @@ def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str,
             "ru": float(language == "ru"),
             "zh": float(language == "zh"),
             "passages": float(len(context)),
+            "asks_list": float(asks_list),
+            "list_answer": float(bool(candidate.items)),
+            "log_items": math.log1p(len(candidate.items)),
         }
 
 

@@ -4,8 +4,9 @@ defaults; right / wrong / abstained per question type and language, and each ans
 Why beside `eval qa`: the benchmark sets are JSONL corpora, while a user's documents are files (Markdown, text,
 HTML, ...) that go through the same loaders and index as `cragraph index`. Questions are JSON lines with
 `id`, `question`, `answers` ([] for a question the documents cannot answer), `type` and `language`. A question is
-answered right when its answer holds a gold answer (Contains, as Truth counts it); any answer to a question with
-no gold answer is wrong.
+answered right when its answer holds a gold answer (Contains, as Truth counts it), or for a list question with
+`items` (each a list of acceptable forms) when it names three quarters of them; any answer to a question with no
+gold answer is wrong.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from cragraph.evaluation.qa_metrics import contains_answer
+from cragraph.evaluation.qa_metrics import holds_answer
 
 
 def read_questions(path: Path) -> list[dict[str, Any]]:
@@ -29,11 +30,18 @@ def read_questions(path: Path) -> list[dict[str, Any]]:
 def answer_folder(corpus: Path, questions: Sequence[dict[str, Any]], index: Path,
                   overrides: dict[str, Any] | None = None, progress: bool = True) -> list[dict[str, Any]]:
     """Index `corpus` into `index` (rebuilt) and answer every question with the graph; one record each."""
-    from cragraph.context import Context
-    from graph import graph
     from stores.bundle import IndexBundle, IndexSettings
 
     IndexBundle.build(index, [corpus], IndexSettings(), progress=False)
+    return answer_questions(questions, index, overrides, progress)
+
+
+def answer_questions(questions: Sequence[dict[str, Any]], index: Path, overrides: dict[str, Any] | None = None,
+                     progress: bool = True) -> list[dict[str, Any]]:
+    """Answer every question with the graph over an index already built; one record each."""
+    from cragraph.context import Context
+    from graph import graph
+
     context = Context(**{"index": str(index), "web_search": False, **(overrides or {})})
     records = []
     for question in tqdm(questions, desc="questions", disable=not progress):
@@ -42,10 +50,10 @@ def answer_folder(corpus: Path, questions: Sequence[dict[str, Any]], index: Path
         elapsed = (time.perf_counter() - started) * 1000
         answer: dict[str, Any] = next((r for r in result.get("trace", []) if r.get("node") == "answer"), {})
         records.append({
-            **{k: question.get(k) for k in ("id", "question", "answers", "type", "language")},
+            **{k: question.get(k) for k in ("id", "question", "answers", "type", "language", "items")},
             "answer": result.get("answer", ""),
             "abstained": bool(result.get("abstained")),
-            "outcome": outcome(result, question.get("answers") or []),
+            "outcome": outcome(result, question.get("answers") or [], question.get("items")),
             "confidence": result.get("confidence") or (result.get("withheld") or {}).get("confidence"),
             "chain": answer.get("chain") or [],
             "ms": round(elapsed, 1),
@@ -57,11 +65,11 @@ def answer_folder(corpus: Path, questions: Sequence[dict[str, Any]], index: Path
     return records
 
 
-def outcome(result: dict[str, Any], golds: Sequence[str]) -> str:
+def outcome(result: dict[str, Any], golds: Sequence[str], items: Sequence[Sequence[str]] | None = None) -> str:
     """right, wrong or abstained."""
     if result.get("abstained"):
         return "abstained"
-    return "right" if golds and contains_answer(result.get("answer", ""), golds) > 0 else "wrong"
+    return "right" if holds_answer(result.get("answer", ""), golds, items) else "wrong"
 
 
 def summary(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -11,6 +11,7 @@ answer occurs in the answer (Contains), so a short answer and a sentence holding
 
 from __future__ import annotations
 
+import math
 import re
 import string
 from collections import Counter, defaultdict
@@ -88,6 +89,22 @@ def contains_answer(text: str, golds: Sequence[str]) -> float:
     """1.0 when a normalized gold answer occurs in the normalized text (NQ-open 'accuracy' for long answers)."""
     haystack = _padded(normalize_answer(strip_citations(text)))
     return float(any(_occurs(normalize_answer(g), haystack) for g in golds if normalize_answer(g)))
+
+
+LIST_SHARE = 0.75
+"""A list answer is right when it names at least this share of the items (the Graph RAG benchmark's rule)."""
+
+
+def items_found(text: str, items: Sequence[Sequence[str]]) -> int:
+    """How many of a list question's items (each a list of acceptable surface forms) the text names."""
+    return sum(contains_answer(text, forms) > 0 for forms in items)
+
+
+def holds_answer(text: str, golds: Sequence[str], items: Sequence[Sequence[str]] | None = None) -> bool:
+    """The text answers the question: it names LIST_SHARE of a list question's items, else holds a gold answer."""
+    if items:
+        return items_found(text, items) >= math.ceil(LIST_SHARE * len(items))
+    return bool(golds) and contains_answer(text, golds) > 0
 
 
 def answer_in_context(passages: Iterable[str], golds: Sequence[str]) -> float:

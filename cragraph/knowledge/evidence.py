@@ -165,7 +165,8 @@ def citations(context: list[dict[str, Any]], numbers: dict[int, int]) -> list[di
         {
             "n": citation,
             "id": context[n - 1]["id"],
-            "title": clean_title(context[n - 1].get("title")),
+            "title": clean_title(context[n - 1].get("document") or context[n - 1].get("title")),
+            "section": clean_title(context[n - 1].get("title")) if context[n - 1].get("document") else None,
             "source": context[n - 1].get("source", "index"),
             "url": safe_url(context[n - 1].get("url")),
             "doc_id": context[n - 1].get("doc_id"),

@@ -19,7 +19,8 @@ def passage_of(hit: Hit) -> dict[str, Any]:
     return {
         "id": chunk.id,
         "doc_id": chunk.doc_id,
-        "title": chunk.title,
+        "title": chunk.subject,
+        "document": chunk.title,
         "text": chunk.text,
         "language": chunk.metadata.get("language"),
         "source": "index",

@@ -134,6 +134,16 @@ def register(commands: argparse._SubParsersAction) -> None:
     decision.add_argument("--mode", default="crag-multihop", help="the mode whose candidates are read")
     decision.set_defaults(run=_decision_training)
 
+    long_documents = benches.add_parser(
+        "long-documents",
+        help="the Graph RAG benchmark shape: a folder of long documents (corpus/ + questions.jsonl) asked in every "
+             "retrieval mode, right per question type and mode (lists by three quarters of their items)")
+    long_documents.add_argument("folder", type=Path, help="e.g. data/longdocs_heldout2")
+    long_documents.add_argument("--out", type=Path, default=Path("runs/long-documents"), help="results folder")
+    long_documents.add_argument("--modes", nargs="+", help="modes to run (default: all)")
+    long_documents.add_argument("--quiet", action="store_true", help="no progress bars")
+    long_documents.set_defaults(run=_long_documents)
+
     replay = benches.add_parser(
         "decision-replay",
         help="decide a run's recorded candidates again with the decision's weights and pair it with another run",
@@ -427,6 +437,17 @@ def _decision_training(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise SystemExit(str(error)) from error
     print(json.dumps(report, indent=1))
+    return 0
+
+
+def _long_documents(args: argparse.Namespace) -> int:
+    from cragraph_lab.long_documents import MODES, markdown, run_long_documents
+
+    try:
+        report = run_long_documents(args.folder, args.out, args.modes or tuple(MODES), not args.quiet)
+    except ValueError as error:
+        raise SystemExit(str(error)) from error
+    print(markdown(report))
     return 0
 
 
