@@ -10,8 +10,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 _NUMBERING = re.compile(
-    r"^\s*(?:\d{1,3}(?:\.\d{1,3})*[.)]?|[IVXLC]{1,6}[.)]|[А-ЯA-Z][.)])\s+|^\s*第[一二三四五六七八九十\d]+[章节部分]\s*")
-"""A heading's own numbering: "4.2 ", "3. ", "IV. ", "Б) ", "第三章 "."""
+    r"^\s*(?:\d{1,3}(?:\.\d{1,3})*[.)]?|[IVXLC]{1,6}[.)]|[А-ЯA-Z][.)])\s+|^\s*(?:第[一二三四五六七八九十\d]+[章节部分]|[一二三四五六七八九十]+、|[（(][一二三四五六七八九十]+[)）])\s*")
+"""A heading's own numbering: "4.2 ", "3. ", "IV. ", "Б) ", "第三章 ", "九、", "（二）"."""
 
 
 def titled(title: str, text: str) -> str:

@@ -177,24 +177,24 @@ def _coordinated(line: str, start: int, end: int) -> list[str]:
         return _heads([sentence[max(start, offsets[i]):min(end, offsets[i] + len(pieces[i]))] for i in inside])
     if not inside or len(pieces) == 1:
         return []
-    at = inside[0]
+    at, asked = inside[0], sentence[start:end]
     pieces = [p.strip().strip(".;:!?。；：！？") for p in pieces]
-    members, edges = {-1: [], 1: []}, {-1: "", 1: ""}
+    named = _name(asked)  # the members are names: a piece that is one is a member whatever its length
+    size = len(_words(asked))
+    slack = 1 if _CJK.search(asked) else 0  # Chinese names differ in length by a character or so
+    items, edges = [asked], {}
     for step in (-1, 1):
-        size, i = len(_words(sentence[start:end])), at + step
-        while 0 <= i < len(pieces) and len(_words(pieces[i])) <= size + 1:
-            members[step].append(pieces[i])
+        i = at + step
+        while 0 <= i < len(pieces) and (len(_words(pieces[i])) <= size + slack or named and _name(pieces[i])):
+            items.insert(0, pieces[i]) if step < 0 else items.append(pieces[i])
+            size = max(size, len(_words(pieces[i])))
             i += step
-        edges[step] = pieces[i] if 0 <= i < len(pieces) else ""
-    whole = [sentence[start:end], *members[-1], *members[1]]
-    size = max(len(_words(m)) for m in whole)  # an edge piece gives as many words as the longest member has
-    capitalised = all(m[:1].isupper() for m in whole)
-    items = [*members[-1][::-1], sentence[start:end], *members[1]]
-    for step in (-1, 1):
-        if edges[step]:
-            edge = _cut(edges[step], size, step < 0, capitalised)
-            items.insert(0, edge) if step < 0 else items.append(edge)
-    return _heads([item for item in items if item])
+        if 0 <= i < len(pieces):  # the piece the series begins (ends) in
+            edges[step] = pieces[i]
+    for step, edge in edges.items():  # its words nearest the series
+        items.insert(0, _cut(edge, size, True, named)) if step < 0 else items.append(_cut(edge, size, False, named))
+    found = _heads([item for item in items if item])
+    return found if len(found) > 1 else []
 
 
 def _words(text: str) -> list[str]:
@@ -202,15 +202,27 @@ def _words(text: str) -> list[str]:
     return list(text.strip()) if _CJK.search(text) and " " not in text.strip() else text.split()
 
 
-def _cut(piece: str, size: int, last: bool, capitalised: bool) -> str:
-    """The `size` words (Chinese: characters) of a piece nearest the series; when the members are capitalised
-    names, from its first capitalised word on ("opened Marlpit" -> "Marlpit")."""
+def _name(text: str) -> bool:
+    """Every word of the text begins with a capital (a name in a cased script)."""
+    words = text.split()
+    return bool(words) and all(w[:1].isupper() for w in words)
+
+
+def _cut(piece: str, size: int, last: bool, named: bool) -> str:
+    """The words of a piece nearest the series: when the members are names, the run of capitalised words next to
+    it ("opened Marlpit" -> "Marlpit", "Watchword plugins" -> "Watchword"); else as many words (Chinese:
+    characters) as the span has."""
+    if named:
+        words = piece.split()[::-1] if last else piece.split()
+        run = []
+        for word in words:
+            if not word[:1].isupper():
+                break
+            run.append(word)
+        return " ".join(run[::-1] if last else run)
     cjk = bool(_CJK.search(piece)) and " " not in piece
     words = _words(piece)
-    words = words[-size:] if last else words[:size]
-    if capitalised and not cjk:
-        words = words[next((i for i, w in enumerate(words) if w[:1].isupper()), len(words)):]
-    return ("" if cjk else " ").join(words)
+    return ("" if cjk else " ").join(words[-size:] if last else words[:size])
 
 
 def listed_note(candidate: Candidate) -> str:

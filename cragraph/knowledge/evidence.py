@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from cragraph.knowledge.passages import heading
 from cragraph.knowledge.strips import StripSettings, passage_strips
 from cragraph.retrieval.sanitize import clean_title, has_instructions, safe_url
 from evaluators.base import RelevanceEvaluator
@@ -37,7 +38,7 @@ def scored_sentences(
         else:
             for start, end in passage_strips(passage, strips):
                 if not has_instructions(passage["text"][start:end]):
-                    unscored.append((n, passage.get("title") or "", passage["text"][start:end]))
+                    unscored.append((n, heading(passage), passage["text"][start:end]))
     if unscored:
         scores = evaluator().score(question, [titled(t, s) for _, t, s in unscored])
         sentences += [
@@ -83,7 +84,7 @@ def add_facet_scores(
     """Raise each unit's score to its best score against any sub-question, scored as the answer scores."""
     if not units:
         return
-    texts = [titled(context[u["n"] - 1].get("title") or "", u["text"]) for u in units]
+    texts = [titled(heading(context[u["n"] - 1]), u["text"]) for u in units]
     scorer = evaluator()
     for facet in facets:
         for unit, score in zip(units, scorer.score(facet, texts), strict=True):

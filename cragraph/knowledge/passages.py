@@ -50,5 +50,15 @@ def web_passage(result: WebResult) -> dict[str, Any]:
 
 
 def passage_text(passage: dict[str, Any]) -> str:
-    """What the embedder and evaluators see: title + ". " + text, as at index time."""
-    return titled(passage.get("title") or "", passage.get("text") or "")
+    """What the embedder and evaluators see: heading + ". " + text, as at index time."""
+    return titled(heading(passage), passage.get("text") or "")
+
+
+def heading(passage: dict[str, Any]) -> str:
+    """The passage's title as the index read it: a section's chunk under its document's title and the headings above
+    it ("Platform › Components › Kilnhouse"), so the grade knows what document the section speaks of; else its
+    title."""
+    path = (passage.get("metadata") or {}).get("section_path")
+    if passage.get("document") and isinstance(path, list) and path:
+        return " › ".join([str(passage["document"]), *map(str, path)])
+    return str(passage.get("title") or "")

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from cragraph.knowledge.passages import heading
 from cragraph.reader.names import named_pages
 from cragraph.settings import setting
 from evaluators.base import RelevanceEvaluator
@@ -104,7 +105,7 @@ def refine_passages(
     for index, passage in enumerate(scored_passages):
         for start, end in passage_strips(passage, strips):
             pieces.append((index, start, end))
-    texts = [titled(scored_passages[i].get("title", ""), scored_passages[i]["text"][s:e]) for i, s, e in pieces]
+    texts = [titled(heading(scored_passages[i]), scored_passages[i]["text"][s:e]) for i, s, e in pieces]
     scores = evaluator.score(question, texts) if texts else []
     by_passage: dict[int, list[dict[str, Any]]] = {}
     for (index, start, end), score in zip(pieces, scores, strict=True):

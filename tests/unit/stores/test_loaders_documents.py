@@ -78,6 +78,23 @@ def test_a_chunk_keeps_the_section_it_starts_under(tmp_path: Path) -> None:
     assert all(chunk.metadata["section"] == "Plants" for chunk in chunks[1:])
 
 
+def test_no_chunk_runs_from_one_section_into_the_next_and_each_keeps_its_heading_path(tmp_path: Path) -> None:
+    text = ("# Platform\n\nThe platform stores sensor data.\n\n## Components\n\nIt consists of two components:\n\n"
+            "- Portico\n- Tallyroll\n\n### 4.2 Kilnhouse\n\nKilnhouse is led by Saoirse Lindqvist\n\n## History\n\n"
+            "Release 1.0 came out in 2016.")
+    (doc,) = load_documents([write_file(tmp_path / "a.md", text)]).documents
+
+    def embed(sentences: list[str]) -> np.ndarray:  # one topic throughout: only the sections keep chunks apart
+        return np.ones((len(sentences), 2), dtype=np.float32)
+
+    chunks = chunk_document(doc, embed, min_chars=200, max_chars=400, whole_doc_chars=0)
+    assert [c.metadata.get("section_path") for c in chunks] == [
+        None, ["Components"], ["Components", "4.2 Kilnhouse"], ["History"]]
+    assert chunks[2].text == "Kilnhouse is led by Saoirse Lindqvist" and chunks[2].subject == "Kilnhouse"
+    assert chunks[2].passage.startswith("Platform › Components › 4.2 Kilnhouse. Kilnhouse is led")
+    assert chunks[0].subject == "Platform", "outside any section a chunk is about its document"
+
+
 def test_txt_titles_keep_the_file_names_case(tmp_path: Path) -> None:
     docs = load_documents([write_file(tmp_path / "Li_Ming.txt", "Li Ming was born in Harbin."),
                            write_file(tmp_path / "Helix Robotics.txt", "Founded in 2009.")]).documents
