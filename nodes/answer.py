@@ -22,7 +22,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -32,7 +31,7 @@ from cragraph.answering.candidates import sentences_holding
 from cragraph.answering.claims import names_subject
 from cragraph.answering.decision import answers, choose
 from cragraph.answering.features import featurize
-from cragraph.answering.lists import Section, asks_for_list, listed_note, with_lists
+from cragraph.answering.lists import Section, asks_for_list, list_groups, listed_note, with_lists
 from cragraph.answering.readings import Follow, gather, with_option_pages
 from cragraph.config import operator
 from cragraph.context import Context
@@ -107,8 +106,9 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                "best_evidence": best_evidence, "unnamed": len(unnamed) / len(entities) if entities else 0.0}
     featurize(candidates, state["question"], signals, context, _rarity(settings))
     chosen = choose(candidates, load_decision())
-    answered = _formatted(state["question"], chosen, context, sentences, operator().answer.sentences, language,
-                          evaluator)
+    groups = list_groups(chosen, candidates, settings.answer_threshold) if chosen.items else []
+    answered = _listed(state["question"], groups, context, language, evaluator) if groups else \
+        _formatted(state["question"], chosen, context, sentences, operator().answer.sentences, language, evaluator)
     counts: dict[str, Any] = {
         "context": len(context),
         "sentences": len(sentences),
@@ -128,10 +128,8 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         record = timer.record("abstain", counts, (), note, candidates=readings, chain=chain)
         return {**abstained(language, state["question"]), "withheld": withheld, "trace": [record]}
     update = {**answered, "confidence": chosen.probability, "margin": chosen.read.margin}
-    if chosen.items:
-        cited = answered["citations"][0]["n"] if answered["citations"] else None
-        update["items"] = [{"text": item, "n": cited} for item in chosen.items]
-        note = "; ".join(filter(None, [note, listed_note(chosen)]))
+    if groups:
+        note = "; ".join(filter(None, [note, listed_note(groups)]))
     scores = [e["score"] for e in update["evidence"]]
     decision = f"{chosen.reading} answer ({chosen.read.kind})"
     return {**update, "trace": [timer.record(decision, counts, scores, note, candidates=readings, chain=chain)]}
@@ -231,8 +229,7 @@ def _formatted(question: str, candidate: Candidate, context: list[dict[str, Any]
     chain (along the plan, or a linked page's reading) by every hop's passage, each hop's sentence its evidence, first
     hop first."""
     if not candidate.chain:
-        read = replace(candidate.read, text=candidate.text) if candidate.items else candidate.read
-        return _short_answer(question, read, context, sentences, n_evidence, language)
+        return _short_answer(question, candidate.read, context, sentences, n_evidence, language)
     cited = list(context)
     ids = [p.get("id") for p in cited]
     numbers_of: list[int] = []
@@ -250,6 +247,30 @@ def _formatted(question: str, candidate: Candidate, context: list[dict[str, Any]
                 for n, sentence, score in zip(numbers_of, chain_sentences, scores, strict=False) if sentence]
     text = f"{candidate.text} [{numbers[numbers_of[-1]]}]"
     return _answered(text, cited, numbers, evidence, language)
+
+
+def _listed(question: str, groups: list[tuple[Candidate, list[str]]], context: list[dict[str, Any]], language: str,
+            evaluator: Any) -> dict[str, Any]:
+    """A list answer: each passage's items followed by its citation ("Portico, Tallyroll [1]; Sounding [2]"), the
+    sentence each list was read from its evidence, and every item in `items` with its citation number."""
+    cited = list(context)
+    ids = [p.get("id") for p in cited]
+    numbers_of = []
+    for candidate, _ in groups:
+        if candidate.passage.get("id") not in ids:  # a page the readings found beyond the context
+            cited.append(candidate.passage)
+            ids.append(candidate.passage.get("id"))
+        numbers_of.append(ids.index(candidate.passage.get("id")) + 1)
+    numbers = renumber(numbers_of)
+    text = "; ".join(f"{', '.join(items)} [{numbers[n]}]" for (_, items), n in zip(groups, numbers_of, strict=True))
+    leads = [candidate.read.sentence for candidate, _ in groups]
+    scores = evaluator().score(question, leads) if any(leads) else [0.0] * len(leads)
+    evidence = [{"n": numbers[n], "sentence": lead, "score": round(float(score), 4)}
+                for lead, n, score in zip(leads, numbers_of, scores, strict=True) if lead]
+    answered = _answered(text, cited, numbers, evidence, language)
+    answered["items"] = [{"text": item, "n": numbers[n]}
+                         for (_, items), n in zip(groups, numbers_of, strict=True) for item in items]
+    return answered
 
 
 def _chain_text(candidate: Candidate, answered: dict[str, Any]) -> list[dict[str, Any]]:

