@@ -424,7 +424,7 @@ def port_problem(port: int, host: str = "127.0.0.1") -> str | None:
 def run_serve(args: argparse.Namespace) -> int:
     command = server_command(args.port, args.reload)
     if not Path(command[0]).exists():
-        raise FileNotFoundError("`langgraph` not found: pip install 'langgraph-cli[inmem]'")
+        raise FileNotFoundError("`langgraph` not found: pip install 'cragraph[server]' (langgraph-cli[inmem])")
     problem = port_problem(args.port)
     if problem:
         raise ValueError(problem)

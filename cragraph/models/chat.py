@@ -79,9 +79,15 @@ def _load_cached(spec: str) -> BaseChatModel:
     return _provider_model(provider, model.strip())
 
 
+EXTRAS = ("openai", "ollama", "anthropic")
+"""Providers with an extra of their own: `pip install "cragraph[openai]"` picks the provider package's version that
+accepts cragraph's langchain-core, where a bare `pip install langchain-openai` would upgrade it past the pin."""
+
+
 def _pip_name(provider: str) -> str:
     known = PROVIDERS.get(provider)
-    return known[2] if known else f"langchain-{provider.replace('_', '-')}"
+    package = known[2] if known else f"langchain-{provider.replace('_', '-')}"
+    return f"'cragraph[{provider}]' ({package})" if provider in EXTRAS else package
 
 
 def _provider_model(provider: str, model: str) -> BaseChatModel:
@@ -108,7 +114,7 @@ def _provider_model(provider: str, model: str) -> BaseChatModel:
         module = importlib.import_module(module_name)
     except ImportError as err:
         raise ImportError(
-            f"chat model provider {provider!r} needs its LangChain package: pip install {pip_name}"
+            f"chat model provider {provider!r} needs its LangChain package: pip install {_pip_name(provider)}"
         ) from err
     return getattr(module, class_name)(model=model)
 

@@ -11,6 +11,7 @@ the checkout is not on the path."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -97,3 +98,20 @@ def test_the_installed_wheel_indexes_and_answers(wheel: Path, tmp_path: Path) ->
     lab = run("bench", "embed-speed", "--chunks", "10")
     assert lab.returncode == 2 and "source checkout" in lab.stderr and "make install" in lab.stderr, lab.stderr
     assert "Traceback" not in lab.stderr
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("extra", ["server", "openai", "ollama", "anthropic"])
+def test_each_extra_a_user_can_name_resolves_with_the_wheel_into_a_clean_environment(wheel: Path, tmp_path: Path,
+                                                                                      extra: str) -> None:
+    """`pip install "cragraph[openai]"` and its peers: pip resolves the wheel with the extra from the package index
+    as into an empty environment (`--ignore-installed`, a dry run: nothing is installed) without a conflict, so the
+    provider's package comes in a version that accepts the project's langchain-core."""
+    report = tmp_path / "report.json"
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
+                           "--report", str(report), f"{wheel}[{extra}]"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    installed = {i["metadata"]["name"].lower() for i in json.loads(report.read_text())["install"]}
+    wanted = {"server": "langgraph-cli", "openai": "langchain-openai", "ollama": "langchain-ollama",
+              "anthropic": "langchain-anthropic"}[extra]
+    assert wanted in installed and "langchain-core" in installed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.machinery
+import re
 import sys
 import types
 
@@ -84,9 +85,9 @@ def test_bad_specs_are_rejected_with_the_accepted_forms(spec):
         load_chat_model(spec)
 
 
-def test_missing_provider_package_names_the_pip_package(monkeypatch):
+def test_missing_provider_package_names_the_extra_and_the_pip_package(monkeypatch):
     monkeypatch.setitem(sys.modules, "langchain_openai", None)  # makes the import fail
-    with pytest.raises(ImportError, match="pip install langchain-openai"):
+    with pytest.raises(ImportError, match=re.escape("pip install 'cragraph[openai]' (langchain-openai)")):
         load_chat_model("openai:gpt-4o-mini")
 
 
