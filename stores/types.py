@@ -14,6 +14,12 @@ _NUMBERING = re.compile(
 """A heading's own numbering: "4.2 ", "3. ", "IV. ", "Б) ", "第三章 ", "九、", "（二）"."""
 
 
+def headed(title: str, path: list[str]) -> str:
+    """A section's full title: its document's title and the headings above it ("Platform › Components ›
+    Kilnhouse"); the title alone outside any section."""
+    return " › ".join([p for p in [title, *path] if p])
+
+
 def titled(title: str, text: str) -> str:
     """A text as BM25, the embedder and the evaluators see it: its title + ". " + the text (the title gives a
     chunk, or a strip of one, its subject)."""
@@ -49,7 +55,7 @@ class Chunk:
     @property
     def passage(self) -> str:
         """What BM25 and the embedder see: the title and the section's headings give a chunk its subject."""
-        return titled(" › ".join([p for p in [self.title, *self.section_path] if p]), self.text)
+        return titled(headed(self.title, self.section_path), self.text)
 
     @property
     def subject(self) -> str:

@@ -21,6 +21,7 @@ from typing import Any
 from cragraph.answering.candidates import Candidate, normal
 from cragraph.retrieval.enumeration import enumeration_request
 from stores.chinese_script import simplified
+from stores.scripts import HAN
 
 MAX_ITEMS = 200  # a longer list is cut here, and the answer says how many it had
 Section = Callable[[dict[str, Any]], tuple[str, int]]
@@ -42,7 +43,6 @@ _HEAD_END = re.compile(r"\s+[—–-]\s+|:\s|：|\s\(|（|\.\s|。|；|;|，|,\s
 _SEPARATORS = re.compile(
     r"\s*(?:,|;|、|，|；)\s*(?:and\s+|or\s+|и\s+|или\s+)?|\s+(?:and|or|и|или)\s+|(?<=\S)[和及与](?=\S)")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 _MARKUP = re.compile(r"\*\*|__|`|\[(?P<label>[^\]]*)\]\([^)]*\)")
 
 
@@ -164,14 +164,11 @@ def _coordinated(line: str, start: int, end: int) -> list[str]:
     left = max(b for b in bounds if b <= start)
     right = min((b for b in bounds if b >= end and b > left), default=len(line))
     sentence, start, end = line[left:right], start - left, end - left
-    pieces, position = [], 0
+    pieces, offsets = [], [0]
     for match in _SEPARATORS.finditer(sentence):
-        pieces.append(sentence[position:match.start()])
-        position = match.end()
-    pieces.append(sentence[position:])
-    offsets = [0]
-    for match in _SEPARATORS.finditer(sentence):
+        pieces.append(sentence[offsets[-1]:match.start()])
         offsets.append(match.end())
+    pieces.append(sentence[offsets[-1]:])
     inside = [i for i, o in enumerate(offsets) if o < end and o + len(pieces[i]) > start]
     if len(inside) > 1:
         return _heads([sentence[max(start, offsets[i]):min(end, offsets[i] + len(pieces[i]))] for i in inside])
@@ -181,7 +178,7 @@ def _coordinated(line: str, start: int, end: int) -> list[str]:
     pieces = [p.strip().strip(".;:!?。；：！？") for p in pieces]
     named = _name(asked)  # the members are names: a piece that is one is a member whatever its length
     size = len(_words(asked))
-    slack = 1 if _CJK.search(asked) else 0  # Chinese names differ in length by a character or so
+    slack = 1 if HAN.search(asked) else 0  # Chinese names differ in length by a character or so
     items, edges = [asked], {}
     for step in (-1, 1):
         i = at + step
@@ -199,7 +196,7 @@ def _coordinated(line: str, start: int, end: int) -> list[str]:
 
 def _words(text: str) -> list[str]:
     """Words, or for a Chinese text without spaces its characters."""
-    return list(text.strip()) if _CJK.search(text) and " " not in text.strip() else text.split()
+    return list(text.strip()) if HAN.search(text) and " " not in text.strip() else text.split()
 
 
 def _name(text: str) -> bool:
@@ -220,7 +217,7 @@ def _cut(piece: str, size: int, last: bool, named: bool) -> str:
                 break
             run.append(word)
         return " ".join(run[::-1] if last else run)
-    cjk = bool(_CJK.search(piece)) and " " not in piece
+    cjk = bool(HAN.search(piece)) and " " not in piece
     words = _words(piece)
     return ("" if cjk else " ").join(words[-size:] if last else words[:size])
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from cragraph.retrieval.web import WebResult
 from stores.text import language_of
-from stores.types import Hit, titled
+from stores.types import Hit, headed, titled
 
 
 def passage_of(hit: Hit) -> dict[str, Any]:
@@ -60,5 +60,5 @@ def heading(passage: dict[str, Any]) -> str:
     title."""
     path = (passage.get("metadata") or {}).get("section_path")
     if passage.get("document") and isinstance(path, list) and path:
-        return " › ".join([str(passage["document"]), *map(str, path)])
+        return headed(str(passage["document"]), [str(p) for p in path])
     return str(passage.get("title") or "")

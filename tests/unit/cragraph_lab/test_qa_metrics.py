@@ -96,3 +96,12 @@ def test_aggregate_recall_latency_and_types():
 def test_strip_citations_and_empty_latency():
     assert strip_citations("A [1] B [12].") == "A B."
     assert math.isnan(aggregate([])["p50_ms"])
+
+
+def test_a_list_answer_is_right_when_it_names_three_quarters_of_the_items():
+    from cragraph.evaluation.qa_metrics import holds_answer
+
+    items = [["Portico"], ["Tallyroll"], ["Loomwright"], ["Sounding", "the planner"]]
+    assert holds_answer("Portico, Tallyroll, the planner [1]", [], items)  # 3 of 4, one by its other form
+    assert not holds_answer("Portico, Tallyroll [1]", ["Portico"], items)  # 2 of 4: a gold form alone is not enough
+    assert holds_answer("Portico [1]", ["Portico"]) and not holds_answer("anything", [])
