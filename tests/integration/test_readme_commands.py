@@ -1,6 +1,7 @@
 """The README's "Your own documents" commands run as written (issue 58), with the sample corpus as the reader's
 folder: `~/notes` is a copy of samples/corpus, `~/notes.idx` an index beside it, `docs/changed.md`,
-`docs/old.md` and `questions.txt` files in the directory the commands run in. The first `ask` example answers right on that index."""
+`docs/old.md` and `questions.txt` files in the directory the commands run in. The first `ask` example answers right
+on that index."""
 
 from __future__ import annotations
 
