@@ -5,7 +5,7 @@ START -> conversation (the question from `messages` or `question`, a follow-up r
 rewrite} -> select -> highlight -> answer -> respond (the answer as an AIMessage) -> END, with rewrite -> route
 (one step along the escalation chain) -> retrieve as the bounded re-retrieval loop; multi-hop questions go
 route -> multihop (the planning subgraph) -> grade, so the plan's evidence is graded and refined like retrieved
-passages (and abandoned when it is judged incorrect). Human review
+passages (and replaced by the web's when it is judged incorrect). Human review
 (Context.review) adds review_web between grade and a web search, or review_answer between answer and respond.
 Importing this module loads no model: nodes load the index and models through per-process caches on first use.
 """
@@ -94,13 +94,13 @@ def build_graph() -> StateGraph[State, Context, InputState, OutputState]:
     builder.add_edge("retrieve", "rerank")
     builder.add_edge("rerank", "grade")
     builder.add_conditional_edges(
-        "grade", route_after_grade, ["refine", "web_search", "rewrite", "select", "review_web"]
+        "grade", route_after_grade, ["refine", "web_search", "rewrite", "review_web"]
     )
     builder.add_conditional_edges(
-        "review_web", route_after_review_web, ["refine", "web_search", "rewrite", "select", "respond"]
+        "review_web", route_after_review_web, ["refine", "web_search", "rewrite", "respond"]
     )
     builder.add_edge("refine", "select")
-    builder.add_conditional_edges("web_search", route_after_web, ["rewrite", "select"])
+    builder.add_conditional_edges("web_search", route_after_web, ["rewrite", "refine", "select"])
     builder.add_edge("rewrite", "route")
     builder.add_edge("select", "highlight")
     builder.add_edge("highlight", "answer")

@@ -59,7 +59,8 @@ def route_after_answer(state: State, runtime: Runtime[Context] | None = None) ->
 
 def crag_route(state: State) -> list[Destination]:
     """correct -> refine; ambiguous -> refine and web (in parallel); incorrect -> web, or when the web already
-    ran or cannot run: rewrite and retrieve again within the budget, else select (the answer abstains)."""
+    ran or cannot run: rewrite and retrieve again within the budget, else refine the passages graded incorrect
+    (the answer reads them and the decision, which knows the verdict, judges what they say)."""
     verdict = state.get("verdict", "incorrect")
     web_pending = state.get("web_status", "not run") == "not run"
     if verdict == "correct":
@@ -68,12 +69,12 @@ def crag_route(state: State) -> list[Destination]:
         return ["refine", "web_search"] if web_pending else ["refine"]
     if web_pending:
         return ["web_search"]
-    return ["rewrite"] if _budget_left(state) else ["select"]
+    return ["rewrite"] if _budget_left(state) else ["refine"]
 
 
 def route_after_web(state: State) -> Destination:
-    """After the web: select, unless the grade was incorrect, the web gave nothing and the budget allows
-    another retrieval round."""
-    if state.get("verdict") == "incorrect" and not state.get("web_knowledge") and _budget_left(state):
-        return "rewrite"
+    """After the web: select, unless the grade was incorrect and the web gave nothing: then another retrieval
+    round within the budget, else refine the passages graded incorrect (crag_route)."""
+    if state.get("verdict") == "incorrect" and not state.get("web_knowledge"):
+        return "rewrite" if _budget_left(state) else "refine"
     return "select"

@@ -1,9 +1,12 @@
 """refine: decompose the kept passages into knowledge strips, score each strip, drop those under the strip
 threshold (none at the default), recompose in order (cragraph.knowledge.strips; the web branch refines its
-results the same way)."""
+results the same way). Passages graded incorrect reach here only when neither the web nor another retrieval round
+can replace them: all are kept, since the grader found none it could tell apart, and the answer's decision, which
+knows the verdict, judges what they say."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -20,6 +23,8 @@ def refine(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     settings, config = settings_of(runtime), operator()
     at_least = multihop_floor(state, config.refine.min_passages)
     _, lower, _ = thresholds_for(settings, bundle_of(settings))
+    if state.get("verdict") == "incorrect":
+        lower = -math.inf
     kept_passages, left_out = passages_to_refine(state.get("candidates", []), lower, at_least, state["question"])
     if not config.refine.enabled:
         knowledge = [{**p, "strips": []} for p in kept_passages]

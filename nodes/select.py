@@ -1,4 +1,5 @@
-"""select: coverage-aware greedy choice of the context the answer may use (cragraph.knowledge.selection).
+"""select: coverage-aware greedy choice of the context the answer may use (cragraph.knowledge.selection). After an
+incorrect grade the web's passages replace the index's; without them, the index's are chosen from (graph.routes).
 
 An index passage is represented by its stored chunk vector, refined or not (refinement only drops weak strips,
 and re-embedding a passage is slow on a small CPU); web passages are embedded.
@@ -23,10 +24,9 @@ def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("select")
     settings, config = settings_of(runtime), operator().select
     pool = [*state.get("knowledge", []), *state.get("web_knowledge", [])]
-    if state.get("verdict") == "incorrect":
-        pool = [
-            p for p in pool if p.get("source") == "web"
-        ]  # CRAG: internal passages judged wrong are discarded
+    web = [p for p in pool if p.get("source") == "web"]
+    if state.get("verdict") == "incorrect" and web:
+        pool = web  # CRAG: internal passages judged wrong give way to the web's
     if not pool:
         return {"selected": [], "trace": [timer.record("nothing to select", {"pool": 0})]}
     bundle = bundle_of(settings)

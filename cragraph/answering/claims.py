@@ -25,6 +25,7 @@ import numpy as np
 from cragraph.answering.candidates import Candidate, named_by
 from cragraph.answering.rules.forms import YES_NO
 from cragraph.answering.rules.hidden_question import WORD, claim_subject, hidden_claim
+from cragraph.knowledge.passages import heading
 from cragraph.reader.decode import best_spans
 from cragraph.reader.names import root, roots
 from cragraph.reader.types import Passage, ReaderAnswer
@@ -46,10 +47,11 @@ class Unheld:
 
 
 def names_subject(subject: str, passage: dict[str, Any]) -> bool:
-    """The passage names the subject: every root of its terms stands in the passage's title or text (roots meet
-    a name in any inflection: "Ландау" / "Ландау,", "Ларионова" / "Ларионов")."""
+    """The passage names the subject: every root of its terms stands in the passage's heading (a section's: its
+    document's title and the headings above it) or text (roots meet a name in any inflection: "Ландау" / "Ландау,",
+    "Ларионова" / "Ларионов")."""
     wanted = roots(subject)
-    return bool(wanted) and wanted <= roots(f"{passage.get('title') or ''} {passage.get('text') or ''}")
+    return bool(wanted) and wanted <= roots(f"{heading(passage)} {passage.get('text') or ''}")
 
 
 def read_claim(reader: Reader, question: str, passages: Sequence[dict[str, Any]], language: str, rank: int = 0,

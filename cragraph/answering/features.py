@@ -13,8 +13,9 @@ answer is itself some other context page's entity (a bridge to read on from), ho
 passage and the context (the grade of the cited passage, the best grade, the best evidence sentence, the verdict),
 whether any context page is about something the question names, how many of the entities the question names no
 passage read names (a question about something the documents do not hold), and the route and language, which shift
-how far the rest can be trusted; and for a question asking for several things, whether the candidate is a list and
-how long.
+how far the rest can be trusted; for a question asking for several things, whether the candidate is a list and
+how long; and whether its passage is a section of a longer document rather than a page of its own (the grade, the
+verdict and a named page mean less there: the evaluator learned them on pages about one entity each).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ FEATURES = (
     "margin", "share", "rank", "hop_margin", "hop_share", "hop_rank", "agree", "support", "cover", "asked_cover",
     "rare_missing", "type_fit", "is_title", "led_to", "leads_on", "in_question", "log_length", "graded", "grade",
     "best_grade", "best_evidence", "verdict_correct", "verdict_incorrect", "named_page", "unnamed", "multihop", "ru",
-    "zh", "passages", "asks_list", "list_answer", "log_items",
+    "zh", "passages", "asks_list", "list_answer", "log_items", "in_section",
 )
 
 
@@ -116,6 +117,7 @@ def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str,
             "asks_list": float(asks_list),
             "list_answer": float(bool(candidate.items)),
             "log_items": math.log1p(len(candidate.items)),
+            "in_section": float(_in_section(candidate.passage)),
         }
 
 
@@ -160,6 +162,12 @@ def _leads_on(candidate: Candidate, context: Sequence[dict[str, Any]]) -> bool:
         p.get("id") != own and names_same(p.get("title") or "", candidate.text) for p in context)
 
 
+def _in_section(passage: dict[str, Any]) -> bool:
+    """The passage's subject is a heading inside its document, not the document's own title."""
+    title, document = normal(passage.get("title") or ""), normal(passage.get("document") or "")
+    return bool(title and document and title != document)
+
+
 def _clip(value: float, bound: float = 3.0) -> float:
     return max(-bound, min(bound, float(value)))
 
@@ -171,10 +179,12 @@ RULES = ("yes_no", "compared")
 MODEL_READINGS = ("one_pass", "hop_chain", "per_passage", "linked", "claim")
 INTERACTING = ("margin", "share", "rank", "cover", "asked_cover", "rare_missing", "first_hop", "second_hop", "grade",
                "agree", "log_length", "type_fit", "led_to", "leads_on")
-# What the decision reads: the signals, and each of INTERACTING per reading (a margin means more in one reading
-# than in another), so one linear model can weigh them apart.
+IN_SECTION = ("grade", "best_grade", "verdict_incorrect", "first_hop", "named_page")
+# What the decision reads: the signals, each of INTERACTING per reading (a margin means more in one reading than in
+# another), and each of IN_SECTION for a section's passage, so one linear model can weigh them apart.
 MODEL_FEATURES = (*(f for f in FEATURES if f not in RULES), "rule",
-                  *(f"{reading}*{name}" for reading in MODEL_READINGS for name in INTERACTING))
+                  *(f"{reading}*{name}" for reading in MODEL_READINGS for name in INTERACTING),
+                  *(f"in_section*{name}" for name in IN_SECTION))
 
 
 def model_vector(features: dict[str, float]) -> list[float]:
@@ -182,4 +192,5 @@ def model_vector(features: dict[str, float]) -> list[float]:
     value = {name: float(features.get(name, 0.0)) for name in FEATURES}
     value["rule"] = sum(value[name] for name in RULES)
     base = [value[name] for name in FEATURES if name not in RULES] + [value["rule"]]
-    return base + [value[reading] * value[name] for reading in MODEL_READINGS for name in INTERACTING]
+    return (base + [value[reading] * value[name] for reading in MODEL_READINGS for name in INTERACTING]
+            + [value["in_section"] * value[name] for name in IN_SECTION])

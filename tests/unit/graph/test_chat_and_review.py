@@ -147,7 +147,9 @@ def test_review_before_the_web_search(index, monkeypatch, action, searched):
     agent = threaded()
     config = {"configurable": {"thread_id": f"web-{action}"}}
     with TavilyStub([WEB_RESULT]) as stub:
-        settings = context(index, web_search=True, review="before_web", operator={"web": {"base_url": stub.url}})
+        # without the web, the passages graded incorrect are read: at the default threshold nothing is given
+        settings = context(index, web_search=True, review="before_web", answer_threshold=0.0 if searched else 0.5,
+                           operator={"web": {"base_url": stub.url}})
         paused = agent.invoke({"question": OFF_CORPUS}, config, context=settings)
         (pause,) = paused["__interrupt__"]
         assert pause.value["review"] == "before_web" and pause.value["verdict"] == "incorrect"

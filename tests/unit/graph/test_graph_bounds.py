@@ -32,13 +32,13 @@ def test_a_long_re_retrieval_loop_keeps_the_state_bounded(index, monkeypatch):
     sizes = {}
     for rounds in (40, 80):
         config = {"configurable": {"thread_id": f"rounds-{rounds}"}, "recursion_limit": 10_000}
-        settings = context(index, max_retrieval_rounds=rounds,
+        settings = context(index, max_retrieval_rounds=rounds, answer_threshold=0.5,
                            operator={"grade": {"upper": 1.0, "lower": 1.0}})  # always re-retrieve
         result = checkpointed.invoke({"question": OFF_CORPUS}, config, context=settings)
         trace = result["trace"]
         assert len(trace) == TRACE_LIMIT
         assert trace[0]["decision"] == "truncated"
-        assert trace[0]["counts"]["dropped"] == 5 * rounds + 9 - (TRACE_LIMIT - 1)  # 9 + 5 a round, all counted
+        assert trace[0]["counts"]["dropped"] == 5 * rounds + 10 - (TRACE_LIMIT - 1)  # 10 + 5 a round, all counted
         assert trace[-1]["node"] == "answer" and result["abstained"]
         sizes[rounds] = len(json.dumps(checkpointed.get_state(config).values, default=str))
     assert sizes[80] < 1.05 * sizes[40], sizes  # twice the rounds, the same state

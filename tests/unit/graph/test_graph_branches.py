@@ -83,9 +83,12 @@ def test_incorrect_branch_answers_from_the_web_with_its_url(index, monkeypatch):
 
 @pytest.mark.parametrize("mode", ["429", "401", "500", "garbage"])
 def test_failing_web_re_retrieves_within_budget_then_abstains(index, monkeypatch, mode):
+    """The last round's passages, graded incorrect, are read, and the decision (at the default threshold) gives
+    nothing they say about another subject."""
     monkeypatch.setenv("TAVILY_API_KEY", "test-key")
     with TavilyStub([WEB_RESULT], mode=mode) as stub:
-        ctx = context(index, web_search=True, max_retrieval_rounds=2, operator={"web": {"base_url": stub.url}})
+        ctx = context(index, web_search=True, max_retrieval_rounds=2, answer_threshold=0.5,
+                      operator={"web": {"base_url": stub.url}})
         result = graph.invoke({"question": OFF_CORPUS}, context=ctx)
     assert result["abstained"] and result["citations"] == []
     assert result["answer"].startswith("I do not have enough information")
@@ -98,7 +101,8 @@ def test_failing_web_re_retrieves_within_budget_then_abstains(index, monkeypatch
 
 
 def test_web_off_or_without_key_says_why_and_zero_budget_abstains_at_once(index, monkeypatch):
-    result = graph.invoke({"question": OFF_CORPUS}, context=context(index, max_retrieval_rounds=0))
+    result = graph.invoke({"question": OFF_CORPUS}, context=context(index, max_retrieval_rounds=0,
+                                                                    answer_threshold=0.5))
     assert nodes_run(result) == [
         "understand",
         "route",
@@ -106,6 +110,7 @@ def test_web_off_or_without_key_says_why_and_zero_budget_abstains_at_once(index,
         "rerank",
         "grade",
         "web_search",
+        "refine",
         "select",
         "highlight",
         "answer",
@@ -119,7 +124,8 @@ def test_web_off_or_without_key_says_why_and_zero_budget_abstains_at_once(index,
 
 def test_russian_question_abstains_in_russian_and_debug_keeps_passages(index):
     result = graph.invoke(
-        {"question": "Сколько жителей в Токио?"}, context=context(index, max_retrieval_rounds=0, debug=True)
+        {"question": "Сколько жителей в Токио?"},
+        context=context(index, max_retrieval_rounds=0, debug=True, answer_threshold=0.5)
     )
     assert result["language"] == "ru" and result["abstained"]
     assert "недостаточно информации" in result["answer"]
@@ -145,7 +151,7 @@ def test_multihop_route_runs_the_planner_then_grades_its_evidence(index):
 
 def test_planned_evidence_graded_incorrect_ends_in_abstention(index):
     result = graph.invoke({"question": OFF_CORPUS}, context=context(index, multihop="always",
-                                                                    max_retrieval_rounds=0))
+                                                                    max_retrieval_rounds=0, answer_threshold=0.5))
     ran = nodes_run(result)
     assert "execute" in ran and result["verdict"] == "incorrect"
     assert result["abstained"] and result["citations"] == []

@@ -64,7 +64,7 @@ def test_environment_overrides_defaults_but_not_explicit_values(monkeypatch):
         ),
         (
             {"verdict": "incorrect", "web_status": "off", "retrieval_round": 1, "max_retrieval_rounds": 1},
-            ["select"],
+            ["refine"],
         ),
     ],
 )
@@ -83,7 +83,7 @@ def test_route_after_web_and_question_route():
         route_after_web(
             {"verdict": "incorrect", "web_knowledge": [], "retrieval_round": 2, "max_retrieval_rounds": 2}
         )
-        == "select"
+        == "refine"
     )
     assert (
         route_after_web(

@@ -20,3 +20,11 @@ def test_a_page_names_the_subject_in_any_inflection_and_a_stranger_in_none():
     page = {"title": "Ландау, Лев Давидович", "text": "Льва Ландау считают одним из основателей школы."}
     assert names_subject("Лев Ландау", page) and names_subject("Льва Ландау", page)
     assert not names_subject("Zorvan Pellick", page) and not names_subject("", page)
+
+
+def test_a_section_names_the_subject_its_document_title_and_headings_hold():
+    section = {"title": "Technical Steering Council", "document": "Corvane Platform",
+               "metadata": {"section_path": ["Governance", "Technical Steering Council"]},
+               "text": "The council approves the roadmap. Ingrid Tolvaj chairs it."}
+    assert names_subject("Corvane Technical Steering Council", section)
+    assert not names_subject("Corvane Technical Steering Council", {**section, "metadata": {}})

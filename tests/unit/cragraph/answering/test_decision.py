@@ -9,7 +9,7 @@ import pytest
 
 from cragraph.answering import Candidate, DecisionWeightsError, load_decision
 from cragraph.answering.decision import DEFAULT_WEIGHTS, TRAINING_COMMAND
-from cragraph.answering.features import FEATURES, MODEL_FEATURES, featurize
+from cragraph.answering.features import FEATURES, MODEL_FEATURES, featurize, model_vector
 from cragraph.reader.types import ReaderAnswer
 
 
@@ -81,6 +81,17 @@ def test_features_tell_a_second_hop_page_from_the_first_and_weigh_what_each_spea
     assert first.features["rare_missing"] == 0.0
     assert first.features["graded"] == 1.0 and first.features["grade"] == 0.4 and second.features["graded"] == 0.0
     assert first.features["margin"] == 0.5 and set(first.features) == set(FEATURES)
+    assert first.features["in_section"] == 0.0  # a page of its own
+
+
+def test_a_section_of_a_longer_document_is_told_from_a_page_of_its_own():
+    page = {"id": "a", "title": "Wyvenham Institute", "document": "Wyvenham Institute",
+            "text": "It is directed by Ingrid Tolvaj."}
+    section = {**page, "id": "b", "document": "Corvane Platform: Architecture and Operations"}
+    candidates = [_candidate("Ingrid Tolvaj", "one_pass", p, p["text"]) for p in (page, section)]
+    featurize(candidates, "Who directs the Wyvenham Institute?", {"language": "en"}, [page, section], lambda t: 1.0)
+    assert [c.features["in_section"] for c in candidates] == [0.0, 1.0]
+    assert model_vector(candidates[1].features)[MODEL_FEATURES.index("in_section*first_hop")] == 1.0
 
 
 def test_the_best_candidate_is_chosen_and_a_rule_answer_meets_the_same_threshold(tmp_path):
