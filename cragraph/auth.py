@@ -8,7 +8,7 @@ Bearer <key>`; once any key is configured, a missing or unknown key is a 401. Wi
 request is one anonymous caller without labels, who sees only the public (unlabelled) documents.
 A caller's labels become its permissions "acl:<label>", which the graph reads from the server (never from a
 run's context, input or filters) to search only the public documents and those sharing a label
-(cragraph/retrieval/access.py). Threads and crons are private to the caller who made them, so one caller cannot
+(rag/retrieval/access.py). Threads and crons are private to the caller who made them, so one caller cannot
 read another's answers; with keys, store items live under their owner's identity and only the operator changes
 assistants (which every caller shares).
 `disable_studio_auth` keeps `langgraph dev`'s Studio shortcut (a header that skips this handler) from
@@ -25,8 +25,8 @@ from typing import Any
 
 from langgraph_sdk import Auth
 
-from cragraph.policy import unknown_fields
-from cragraph.retrieval.access import PERMISSION_PREFIX, labels_of
+from rag.policy import unknown_fields
+from rag.retrieval.access import PERMISSION_PREFIX, labels_of
 
 KEYS_ENV = "CRAGRAPH_API_KEYS"
 ANONYMOUS = "anonymous"

@@ -1,10 +1,10 @@
-"""`cragraph eval retrieval --ablate ...`: each retrieval technique switched on and off, in one run.
+"""`python -m cragraph_lab eval retrieval --ablate ...`: each retrieval technique switched on and off, in one run.
 
 Rows: `defaults` (the retrieve node as shipped: the question, its keyword variant, the techniques Context
 switches on), `none` (every technique off), and one row per ablated technique flipped against the defaults
 (`+name` where the default is off, `-name` where it is on), with the number of questions the technique actually
 ran on (gated or skipped techniques run on fewer). Every row runs the same code path as the graph's
-retrieve node (cragraph.retrieval.techniques.run_techniques) over the same index, questions interleaved so machine noise
+retrieve node (rag.retrieval.techniques.run_techniques) over the same index, questions interleaved so machine noise
 hits all rows alike. Query2Doc / HyDE need a chat model (`chat_model`); they stay gated as in the graph.
 """
 
@@ -20,12 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from cragraph.config import operator
-from cragraph.context import Context
 from cragraph.evaluation.metrics import unique_in_order
-from cragraph.retrieval.multi_query import keyword_form
-from cragraph.retrieval.retriever import HybridRetriever
-from cragraph.retrieval.techniques import TECHNIQUES, PseudoDocWriter, Techniques, run_techniques
 from cragraph_lab.datasets import load_dataset
 from cragraph_lab.retrieval import (
     CHUNKS_PER_QUERY,
@@ -36,6 +31,11 @@ from cragraph_lab.retrieval import (
     markdown_table,
 )
 from nodes.retrieve import pseudo_doc_writer
+from rag.config import operator
+from rag.context import Context
+from rag.retrieval.multi_query import keyword_form
+from rag.retrieval.retriever import HybridRetriever
+from rag.retrieval.techniques import TECHNIQUES, PseudoDocWriter, Techniques, run_techniques
 from stores.text import language_of
 
 # Switching metadata boosts on when Context gives no boost specs: boost the predicted category.

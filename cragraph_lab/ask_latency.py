@@ -1,4 +1,4 @@
-"""Per-stage latency of the agent: `cragraph bench ask-latency --index DIR --file QUESTIONS`.
+"""Per-stage latency of the agent: `python -m cragraph_lab bench ask-latency --index DIR --file QUESTIONS`.
 
 Runs every question through the compiled graph in one process (after one warm-up question that loads the
 models) and reports the median and p95 of each node's `duration_ms` from the trace, plus the total per question.
@@ -32,8 +32,8 @@ def read_questions(path: Path) -> list[str]:
 
 def measure_stage_latencies(index: str, questions: Sequence[str], web: bool = False) -> StageLatencies:
     """Run every question through the graph in this process (after one warm-up) and collect the trace timings."""
-    from cragraph.context import Context
     from graph import graph
+    from rag.context import Context
 
     if not questions:
         raise ValueError("no questions to time")

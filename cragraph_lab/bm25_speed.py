@@ -4,9 +4,9 @@ Builds a corpus of ~300-500-character chunks from every corpus.jsonl under ../sh
 title + ". " + text), reusing chunks under new ids when there are fewer than --chunks, indexes it with both,
 times scoring of real questions from the same sets (each timing includes tokenizing the question) and checks
 that both give the same top-10 scores. Prints a Markdown table and returns the result that
-`cragraph bench bm25-speed --out` writes as JSON:
+`python -m cragraph_lab bench bm25-speed --out` writes as JSON:
 
-    cragraph bench bm25-speed --chunks 100000 --out bm25_speed.json
+    python -m cragraph_lab bench bm25-speed --chunks 100000 --out bm25_speed.json
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ Why: answer gates chosen on the reader's own training questions come out too len
 often at a given confidence), and the held-out sets are for reporting. These folders hold the questions of the
 reader's validation split (reader_examples.validation_key), each with the corpus it is asked against:
 NQ-open questions from NQ_FIRST_TRAIN on with the whole NQ corpus, and the XQuAD 'train'-half questions with that
-half's passages. `cragraph eval qa --unanswerable 0.5` on them, gates at the floor, then `cragraph bench abstention
---reader-unseen` chooses gates on questions neither the reader nor the report has seen.
+half's passages. `python -m cragraph_lab eval qa --unanswerable 0.5` on them, gates at the floor, then `python -m
+cragraph_lab bench abstention --reader-unseen` chooses gates on questions neither the reader nor the report has seen.
 """
 
 from __future__ import annotations

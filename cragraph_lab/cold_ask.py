@@ -1,6 +1,6 @@
-"""Cold `cragraph ask` wall time, two or more checkouts side by side: `cragraph bench cold-ask`.
+"""Cold `cragraph ask` wall time, two or more checkouts side by side: `python -m cragraph_lab bench cold-ask`.
 
-    cragraph bench cold-ask --checkout /tmp/main --checkout . --index .cragraph/sample --runs 5
+    python -m cragraph_lab bench cold-ask --checkout /tmp/main --checkout . --index .cragraph/sample --runs 5
 
 Each run is a fresh `python -m cragraph ask QUESTION --index INDEX --no-web` process started in a checkout (so the
 checkout's own packages are imported), with this interpreter and its libraries; every checkout gets one warm-up

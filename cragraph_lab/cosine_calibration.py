@@ -1,4 +1,5 @@
-"""The cosine evaluator's calibration points measured on a benchmark folder: `cragraph bench cosine-calibration DIR`.
+"""The cosine evaluator's calibration points measured on a benchmark folder: `python -m cragraph_lab bench
+cosine-calibration DIR`.
 
 For each question, the dense top_k over the set's corpus (passage = title + ". " + text) is split into gold and
 non-gold passages by `supporting_ids`; evaluators.cosine.calibration_points turns their cosines into (cos_lo,
@@ -24,7 +25,7 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 def measure_on_dataset(data_dir: Path, embedder_name: str, top_k: int = 10, progress: bool = True) -> dict[str, Any]:
     """Gold vs non-gold cosines among each question's dense top_k over the set's corpus."""
-    from cragraph.models.embedder import load_embedder
+    from models.embedder import load_embedder
 
     corpus, questions = _read_jsonl(data_dir / "corpus.jsonl"), _read_jsonl(data_dir / "questions.jsonl")
     embedder = load_embedder(embedder_name)

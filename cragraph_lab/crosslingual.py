@@ -1,10 +1,11 @@
-"""`cragraph bench crosslingual`: retrieval with questions in one language over a parallel corpus in another.
+"""`python -m cragraph_lab bench crosslingual`: retrieval with questions in one language over a
+parallel corpus in another.
 
 For parallel sets such as XQuAD (xqen-000042, xqru-000042 and xqzh-000042 are one passage in three languages),
 the questions of one language folder are paired with the corpus of another: the derived dataset folder (under
 <user cache>/crosslingual) holds the corpus language's corpus.jsonl and the question language's questions,
-their supporting ids rewritten to the corpus's ids with the same number. The normal `cragraph eval retrieval`
-then runs on it (cragraph_lab.retrieval), so the index, modes and metrics are the product path's own.
+their supporting ids rewritten to the corpus's ids with the same number. The normal `python -m cragraph_lab eval
+retrieval` then runs on it (cragraph_lab.retrieval), so the index, modes and metrics are the product path's own.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from cragraph.models.paths import cache_root
 from cragraph_lab.datasets import dataset_name
 from cragraph_lab.retrieval import ModeResult, run_retrieval_eval
+from models.paths import cache_root
 
 _NUMBER = re.compile(r"(\d+)$")
 
@@ -71,8 +72,8 @@ def crosslingual_dataset(corpus_dir: str | Path, questions_dir: str | Path, out_
 def run_crosslingual_eval(corpus_dir: str | Path, question_dirs: Sequence[str | Path], modes: Sequence[str],
                           embedder: str = "e5-small", limit: int | None = None, out: Path | None = None,
                           progress: bool = True) -> dict[str, list[ModeResult]]:
-    """`cragraph eval retrieval` on each question set paired with the corpus; prints one summary table (R@1,
-    R@5, MRR per direction and mode) and returns the results by direction."""
+    """`python -m cragraph_lab eval retrieval` on each question set paired with the corpus; prints one summary table
+    (R@1, R@5, MRR per direction and mode) and returns the results by direction."""
     results = {}
     for questions_dir in question_dirs:
         same = Path(questions_dir).resolve() == Path(corpus_dir).resolve()

@@ -1,5 +1,5 @@
-"""`cragraph bench decision-replay`: a run's recorded candidates decided again with a decision's weights, paired
-against another run of the same questions.
+"""`python -m cragraph_lab bench decision-replay`: a run's recorded candidates decided again with a decision's weights,
+paired against another run of the same questions.
 
 Why: the readings do not depend on the decision, so a run's answers under new weights follow from the candidates
 it recorded (the answer node does exactly this: choose, then answer or abstain at `answer_threshold`). Weights
@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from cragraph.answering.candidates import Candidate
-from cragraph.answering.decision import DecisionModel, answers, choose
 from cragraph.evaluation.qa_metrics import score_record
-from cragraph.reader.types import ReaderAnswer
 from cragraph_lab.paired import paired_difference
+from rag.answering.candidates import Candidate
+from rag.answering.decision import DecisionModel, answers, choose
+from rag.reader.types import ReaderAnswer
 
 METRICS = ("EM", "F1", "Truth", "Halluc", "Abstain")
 

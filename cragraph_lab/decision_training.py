@@ -1,5 +1,5 @@
-"""`cragraph bench decision-training`: fit the answer decision (cragraph.answering.decision) from `cragraph eval qa`
-runs on training questions, measure its calibration out of fold, and write its weights.
+"""`python -m cragraph_lab bench decision-training`: fit the answer decision (rag.answering.decision) from `python -m
+cragraph_lab eval qa` runs on training questions, measure its calibration out of fold, and write its weights.
 
 Make the runs with `--modes crag-multihop --unanswerable 0.5` on training sets only, so that half the questions are
 asked of an index without their gold passages and "no right answer here" is learned. Every candidate the answer node
@@ -26,11 +26,11 @@ from typing import Any
 
 import numpy as np
 
-from cragraph.answering.decision import DEFAULT_WEIGHTS, DecisionModel
-from cragraph.answering.features import MODEL_FEATURES, model_vector
 from cragraph.evaluation.qa_metrics import contains_answer, holds_answer, token_f1
 from cragraph_lab.extra import bench_import
 from cragraph_lab.reader_examples import unseen_by_reader
+from rag.answering.decision import DEFAULT_WEIGHTS, DecisionModel
+from rag.answering.features import MODEL_FEATURES, model_vector
 
 FOLDS = 5
 BINS = 10
@@ -277,7 +277,8 @@ def train_decision(results: Sequence[Path], out: Path = DEFAULT_WEIGHTS, plot: P
     write the weights (with the measurements) to `out`."""
     every = read_questions(results, mode)
     if not any(len(q.labels) for q in every):
-        raise ValueError(f"no candidates of mode {mode!r} in {', '.join(map(str, results))}: run `cragraph eval qa` "
+        raise ValueError(f"no candidates of mode {mode!r} in {', '.join(map(str, results))}: run `python -m "
+                         "cragraph_lab eval qa` "
                          "with this version first")
     several = len({q.set for q in every}) > 1  # one set leaves nothing to fit on when it is left out
     lodo = {variant: leave_one_set_out(masked(every, drop)) for variant, drop in VARIANTS.items()} if several else {}
@@ -351,10 +352,10 @@ def model_card(report: dict[str, Any], results: Sequence[Path], model: DecisionM
                         sorted(zip(model.features, model.coef, strict=True), key=lambda x: -abs(x[1]))[:15])
     return f"""# The answer decision
 
-A logistic regression over cragraph.answering.features.MODEL_FEATURES (standardized) ranks the candidates, and a
+A logistic regression over rag.answering.features.MODEL_FEATURES (standardized) ranks the candidates, and a
 logistic map of the best one's log-odds z, p = sigmoid(a z + b), gives its probability of being right; the answer
 node answers the best candidate, a rule's answer like any other, when that probability reaches `answer_threshold`.
-Written by `cragraph bench decision-training` (cragraph_lab/decision_training.py).
+Written by `python -m cragraph_lab bench decision-training` (cragraph_lab/decision_training.py).
 
 ## Leave one training set out
 
@@ -365,19 +366,19 @@ set (cragraph_lab.decision_training.VARIANTS); the one with the best mean Truth 
 
 ## Data
 
-Training sets only: hipporag_legacy_train100 (hotpotqa, musique), the folders `cragraph bench decision-data`
-writes (XQuAD training part, mostly questions the reader never trained on; NQ questions it never trained on), and
-three folders of fictional pages in the style of a user's own documents, en / ru / zh, with bridge, comparison,
+Training sets only: hipporag_legacy_train100 (hotpotqa, musique), the folders `python -m cragraph_lab bench
+decision-data` writes (XQuAD training part, mostly questions the reader never trained on; NQ questions it never trained
+on), and three folders of fictional pages in the style of a user's own documents, en / ru / zh, with bridge, comparison,
 yes / no, unanswerable and single-hop questions, written for this training and never used in tests:
 data/userlike_train (60 pages, 120 questions; written after reading the test corpus tests/data/userlike),
 data/userlike_train2 (66 pages, 150 questions; written without reading either), data/userlike_train3 (60 pages,
 150 questions; written without reading any of them, measured once before the decision trained on it) and
 data/userlike_train7 (60 pages, 126 questions, most of them single yes / no claims, true, false or about a subject
-no page names). For each benchmark set, `OMP_NUM_THREADS=1 cragraph eval qa --dataset DIR --modes crag-multihop
---unanswerable 0.5 --limit N --out runs/decision-train` (half of the questions asked of an index without their gold
-passages; N 100 for hipporag_legacy_train100 and NQ, 70 for each XQuAD folder); for each folder of pages F,
-`cragraph eval folder data/F/corpus data/F/questions.jsonl --out runs/decision-train/F`; then `cragraph bench
-decision-training runs/decision-train/*/results.jsonl --plot docs/decision_reliability.png`:
+no page names). For each benchmark set, `OMP_NUM_THREADS=1 python -m cragraph_lab eval qa --dataset DIR --modes
+crag-multihop --unanswerable 0.5 --limit N --out runs/decision-train` (half of the questions asked of an index without
+their gold passages; N 100 for hipporag_legacy_train100 and NQ, 70 for each XQuAD folder); for each folder of pages F,
+`cragraph eval folder data/F/corpus data/F/questions.jsonl --out runs/decision-train/F`; then `python -m cragraph_lab
+bench decision-training runs/decision-train/*/results.jsonl --plot docs/decision_reliability.png`:
 {report['questions']} questions, {report['rows']} candidates. The ranking learns a candidate as right when it holds
 a gold answer and is mostly that answer (token F1 >= {MIN_F1}: the short span, not a sentence holding it); the
 probability is calibrated to what Truth counts right (the answer holds a gold answer).

@@ -1,6 +1,6 @@
 """Indexing speed of the packaged e5-small per embedding backend, side by side in one process.
 
-    cragraph bench embed-speed [--dataset DIR] [--chunks 600] [--repeats 5] [--threads N]
+    python -m cragraph_lab bench embed-speed [--dataset DIR] [--chunks 600] [--repeats 5] [--threads N]
 
 Real passages of a dataset's corpus.jsonl (hotpotqa_migres200 by default) are embedded as index chunks
 (`embed_passages`, the passage prefix, one call per repeat as an index build makes it) by sentence-transformers
@@ -46,7 +46,7 @@ def read_passages(dataset: Path, limit: int) -> list[str]:
 def measure(passages: Sequence[str], backends: Sequence[str] = BACKENDS, repeats: int = 5,
             batch_size: int = 32) -> dict[str, Any]:
     """chunks/s per backend (interleaved repeats), paired ratios to the first backend, cosine to its vectors."""
-    from cragraph.models.embedder import load_embedder
+    from models.embedder import load_embedder
 
     if repeats < 1:
         raise ValueError("repeats must be at least 1")

@@ -1,4 +1,5 @@
-"""`cragraph eval evaluator`: ROC-AUC of relevance scorers and the CRAG decisions they lead to, on one dataset.
+"""`python -m cragraph_lab eval evaluator`: ROC-AUC of relevance scorers and the CRAG decisions they
+lead to, on one dataset.
 
 For every question the dataset's index (built through the product path, reused when unchanged) gives the
 hybrid top-10 passages, each labelled gold or not. Three scorers grade the same lists:
@@ -28,7 +29,6 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from cragraph.retrieval.retriever import HybridRetriever
 from cragraph_lab.datasets import load_dataset
 from cragraph_lab.evaluator_training import roc_auc
 from cragraph_lab.retrieval import dataset_index
@@ -40,6 +40,7 @@ from evaluators.thresholds import (
     save_thresholds,
     suggest_thresholds,
 )
+from rag.retrieval.retriever import HybridRetriever
 from stores.types import Hit
 
 TOP_K = 10

@@ -1,4 +1,4 @@
-"""Train the embedded evaluator's head (`cragraph train-evaluator`).
+"""Train the embedded evaluator's head (`python -m cragraph_lab train-evaluator`).
 
 Pipeline (fixed seed, progress bars, training data only; see cragraph_lab/training_data.py for the sets):
 1. write the training folders (cuts of the training sets and the XQuAD train part);
@@ -96,9 +96,9 @@ def _folder_digest(folder: Path, max_questions: int | None) -> str:
 def mine_examples(folder: Path, extractor: RelevanceFeatures, cache_dir: Path, max_questions: int | None = None,
                   seed: int = SEED, progress: bool = True) -> ListExamples:
     """Hybrid top-10 (+ a gold-removed list) per question of one dataset folder, as feature rows; cached."""
-    from cragraph.retrieval.retriever import HybridRetriever
     from cragraph_lab.datasets import load_dataset
     from cragraph_lab.retrieval import dataset_index
+    from rag.retrieval.retriever import HybridRetriever
 
     cache_file = cache_dir / f"{folder.name}-{_folder_digest(folder, max_questions)}.npz"
     if cache_file.exists():
@@ -209,9 +209,9 @@ def run_training(data_root: Path, out: Path = DEFAULT_WEIGHTS, seed: int = SEED,
     the cross-lingual head, from CROSSLINGUAL_PAIRS of the XQuAD training half instead of the training sets."""
     import torch
 
-    from cragraph.models.paths import cache_root
     from cragraph_lab.crosslingual import crosslingual_dataset
     from cragraph_lab.training_data import prepare_training_sets
+    from models.paths import cache_root
 
     started = time.perf_counter()
     torch.manual_seed(seed)

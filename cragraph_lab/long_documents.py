@@ -1,5 +1,5 @@
-"""`cragraph bench long-documents`: the Graph RAG design's benchmark shape on a folder of long, sectioned documents
-(data/longdocs_*): every question asked in each retrieval mode, scored by items, reported per type and mode.
+"""`python -m cragraph_lab bench long-documents`: the Graph RAG design's benchmark shape on a folder of long, sectioned
+documents (data/longdocs_*): every question asked in each retrieval mode, scored by items, reported per type and mode.
 
 A question is right when its answer holds a gold answer; a list question when it names three quarters of its
 items (cragraph.evaluation.qa_metrics.holds_answer); an unanswerable one when the run abstains. The design scored
@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from cragraph.config import operator_config
 from cragraph.evaluation.folder_qa import answer_questions, read_questions
+from rag.config import operator_config
 
 MODES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {  # name -> (Context fields, operator sections)
     "dense": ({}, {"retrieval": {"mode": "dense"}}),

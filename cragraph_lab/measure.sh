@@ -14,7 +14,7 @@
 # OUTDIR resumes (`eval qa` skips the questions it already answered) and runs the other commands again.
 #
 # Environment: PYTHON (default .venv/bin/python), CRAGRAPH_DATA (default ../shared/data, the shared datasets),
-# CRAGRAPH_CACHE_DIR (default ~/.cache/cragraph: XQuAD's held-out half, written by `cragraph bench
+# CRAGRAPH_CACHE_DIR (default ~/.cache/cragraph: XQuAD's held-out half, written by `python -m cragraph_lab bench
 # training-data`, and the dataset indexes).
 set -euo pipefail
 
@@ -48,7 +48,7 @@ if [ ! -x "$PY" ]; then
     missing=1
 fi
 if [ "$missing" -ne 0 ]; then
-    echo "(XQuAD's held-out half is written by \`python -m cragraph bench training-data\`)" >&2
+    echo "(XQuAD's held-out half is written by \`python -m cragraph_lab bench training-data\`)" >&2
     exit 2
 fi
 
@@ -90,19 +90,19 @@ HOPS=(--limit 200 --modes hybrid,multihop,graph,router)
 mkdir -p "$OUT/retrieval" "$OUT/fuzz"
 
 lane_a() {
-    run peers-hotpotqa "$PY" -m cragraph eval qa --dataset "$DATA/hotpotqa_migres200" "${PEERS[@]}"
-    run em-hotpotqa "$PY" -m cragraph eval qa --dataset "$DATA/hotpotqa_migres200" "${EM[@]}"
-    run truth-train-hotpotqa "$PY" -m cragraph eval qa --dataset "$DATA/hipporag_legacy_train100/hotpotqa" "${TRUTH[@]}"
-    run em-nq "$PY" -m cragraph eval qa --dataset "$DATA/nq_open_oracle_litm" "${EM[@]}"
-    run retrieval-hotpotqa "$PY" -m cragraph eval retrieval --dataset "$DATA/hotpotqa_migres200" "${FUSION[@]}" \
+    run peers-hotpotqa "$PY" -m cragraph_lab eval qa --dataset "$DATA/hotpotqa_migres200" "${PEERS[@]}"
+    run em-hotpotqa "$PY" -m cragraph_lab eval qa --dataset "$DATA/hotpotqa_migres200" "${EM[@]}"
+    run truth-train-hotpotqa "$PY" -m cragraph_lab eval qa --dataset "$DATA/hipporag_legacy_train100/hotpotqa" "${TRUTH[@]}"
+    run em-nq "$PY" -m cragraph_lab eval qa --dataset "$DATA/nq_open_oracle_litm" "${EM[@]}"
+    run retrieval-hotpotqa "$PY" -m cragraph_lab eval retrieval --dataset "$DATA/hotpotqa_migres200" "${FUSION[@]}" \
         --out "$OUT/retrieval/hotpotqa_migres200.json"
-    run retrieval-xquad-zh "$PY" -m cragraph eval retrieval --dataset "$DATA/xquad_ru_zh_en/zh" "${FUSION[@]}" \
+    run retrieval-xquad-zh "$PY" -m cragraph_lab eval retrieval --dataset "$DATA/xquad_ru_zh_en/zh" "${FUSION[@]}" \
         --out "$OUT/retrieval/xquad_zh.json"
-    run hops-hotpotqa "$PY" -m cragraph eval retrieval --dataset "$DATA/hotpotqa_migres200" "${HOPS[@]}" \
+    run hops-hotpotqa "$PY" -m cragraph_lab eval retrieval --dataset "$DATA/hotpotqa_migres200" "${HOPS[@]}" \
         --out "$OUT/retrieval/hops-hotpotqa_migres200.json"
-    run retrieval-xquad-ru "$PY" -m cragraph eval retrieval --dataset "$DATA/xquad_ru_zh_en/ru" "${FUSION[@]}" \
+    run retrieval-xquad-ru "$PY" -m cragraph_lab eval retrieval --dataset "$DATA/xquad_ru_zh_en/ru" "${FUSION[@]}" \
         --out "$OUT/retrieval/xquad_ru.json"
-    run hops-musique "$PY" -m cragraph eval retrieval --dataset "$DATA/hipporag_legacy_train100/musique" "${HOPS[@]}" \
+    run hops-musique "$PY" -m cragraph_lab eval retrieval --dataset "$DATA/hipporag_legacy_train100/musique" "${HOPS[@]}" \
         --out "$OUT/retrieval/hops-musique.json"
     run corpus-test "$PY" -m cragraph eval folder tests/data/userlike/corpus tests/data/userlike/questions.jsonl \
         --quiet --out "$OUT/corpus/userlike"
@@ -110,14 +110,14 @@ lane_a() {
 }
 
 lane_b() {
-    run peers-xquad-en "$PY" -m cragraph eval qa --dataset "$HELDOUT/en" "${PEERS[@]}"
-    run em-xquad-en "$PY" -m cragraph eval qa --dataset "$HELDOUT/en" "${EM[@]}"
-    run em-xquad-ru "$PY" -m cragraph eval qa --dataset "$HELDOUT/ru" "${EM[@]}"
-    run em-xquad-zh "$PY" -m cragraph eval qa --dataset "$HELDOUT/zh" "${EM[@]}"
-    run truth-train-musique "$PY" -m cragraph eval qa --dataset "$DATA/hipporag_legacy_train100/musique" "${TRUTH[@]}"
+    run peers-xquad-en "$PY" -m cragraph_lab eval qa --dataset "$HELDOUT/en" "${PEERS[@]}"
+    run em-xquad-en "$PY" -m cragraph_lab eval qa --dataset "$HELDOUT/en" "${EM[@]}"
+    run em-xquad-ru "$PY" -m cragraph_lab eval qa --dataset "$HELDOUT/ru" "${EM[@]}"
+    run em-xquad-zh "$PY" -m cragraph_lab eval qa --dataset "$HELDOUT/zh" "${EM[@]}"
+    run truth-train-musique "$PY" -m cragraph_lab eval qa --dataset "$DATA/hipporag_legacy_train100/musique" "${TRUTH[@]}"
     run corpus-train2 "$PY" -m cragraph eval folder data/userlike_train2/corpus data/userlike_train2/questions.jsonl \
         --quiet --out "$OUT/corpus/userlike_train2"
-    run retrieval-xquad-en "$PY" -m cragraph eval retrieval --dataset "$DATA/xquad_ru_zh_en/en" "${FUSION[@]}" \
+    run retrieval-xquad-en "$PY" -m cragraph_lab eval retrieval --dataset "$DATA/xquad_ru_zh_en/en" "${FUSION[@]}" \
         --out "$OUT/retrieval/xquad_en.json"
     run fuzz-long env CRAGRAPH_FUZZ_PROFILE=long CRAGRAPH_FUZZ_REPORT="$OUT/fuzz/long.json" \
         "$PY" -m pytest -q tests/fuzz -p no:cacheprovider
@@ -131,7 +131,7 @@ b=$!
 wait "$a"
 wait "$b"
 # Alone: a throughput bench, with the threads `cragraph index` uses by default here (one per core).
-run embed-speed "$PY" -m cragraph bench embed-speed --dataset "$DATA/hotpotqa_migres200" --chunks 200 --repeats 3 \
+run embed-speed "$PY" -m cragraph_lab bench embed-speed --dataset "$DATA/hotpotqa_migres200" --chunks 200 --repeats 3 \
     --threads 2 --out "$OUT/embed-speed.json"
 
 echo "$SECONDS" > "$OUT/wall_s"

@@ -1,4 +1,4 @@
-"""`cragraph eval qa`: end-to-end QA over a normalized dataset, our modes and peers in one run.
+"""`python -m cragraph_lab eval qa`: end-to-end QA over a normalized dataset, our modes and peers in one run.
 
 Every mode answers the same questions from the same index with the same embedder and evaluator:
 
@@ -99,7 +99,7 @@ def expand_modes(modes: Sequence[str], chat_models: Sequence[str]) -> list[str]:
 
 def mode_context(index: str, mode: str, overrides: dict[str, Any] | None = None) -> Any:
     """The graph Context of a mode: web off, multihop per mode, an LLM answer for `<mode>@<provider:model>`."""
-    from cragraph.context import Context
+    from rag.context import Context
 
     base, _, chat_model = mode.partition("@")
     settings: dict[str, Any] = {"index": index, "web_search": False, **(overrides or {})}
@@ -112,11 +112,11 @@ def mode_context(index: str, mode: str, overrides: dict[str, Any] | None = None)
 def build_runners(bundle: Any, modes: Sequence[str], settings: QASettings,
                   gold: Mapping[str, Sequence[str]]) -> dict[str, ModeRunner]:
     """One runner per mode over `bundle`; `gold` maps each question to its gold document ids (gold-passages)."""
-    from cragraph.retrieval.retriever import HybridRetriever
     from cragraph_lab.peers import LangChainEnsemble, RankBM25
+    from rag.retrieval.retriever import HybridRetriever
 
     for chat_model in settings.chat_models:  # a bad spec or a missing provider package fails before the run
-        from cragraph.models.chat import load_chat_model
+        from models.chat import load_chat_model
 
         load_chat_model(chat_model)
     retriever = HybridRetriever(bundle)
@@ -176,9 +176,9 @@ def retrieve_and_answer(search: Callable[..., list[Any]], context: Any, k: int) 
     """Plain RAG over any retriever: its top-k passages go straight to the graph's answer node."""
     from langgraph.runtime import Runtime
 
-    from cragraph.knowledge.passages import passage_of
-    from cragraph.state import StageTimer
     from nodes.answer import answer
+    from rag.knowledge.passages import passage_of
+    from rag.state import StageTimer
 
     runtime = Runtime(context=context)
 
@@ -196,11 +196,11 @@ def binary_crag(search: Callable[..., list[Any]], context: Any, k: int, cut: flo
     """The LangGraph tutorial's CRAG: grade each of the top-k yes / no, drop the "no"s; any "no" means web."""
     from langgraph.runtime import Runtime
 
-    from cragraph.knowledge.passages import passage_of
-    from cragraph.state import StageTimer
     from cragraph_lab.peers import binary_grade
     from nodes.answer import answer
     from nodes.grade import grade
+    from rag.knowledge.passages import passage_of
+    from rag.state import StageTimer
 
     runtime = Runtime(context=context)
 
@@ -225,9 +225,9 @@ def gold_passages(retriever: Any, gold: Mapping[str, Sequence[str]], context: An
     gates as plain)."""
     from langgraph.runtime import Runtime
 
-    from cragraph.knowledge.passages import passage_of
-    from cragraph.retrieval.full_document import read_documents
     from nodes.answer import answer
+    from rag.knowledge.passages import passage_of
+    from rag.retrieval.full_document import read_documents
 
     runtime = Runtime(context=context)
 
@@ -338,7 +338,7 @@ def run_questions(dataset: Dataset, runners: dict[str, ModeRunner], log: Results
     hits all modes alike; one warm-up question per mode first (models load outside the timings). Vector caches are
     emptied before each answer, so later modes do not get the earlier modes' embeddings for free. Questions in
     `unanswerable` are answered by the `reduced` runners (an index without their gold passages)."""
-    from cragraph.knowledge.vectors import forget_vectors
+    from rag.knowledge.vectors import forget_vectors
 
     records = log.load()
     done = {(r["mode"], r["id"]) for r in records}
@@ -596,7 +596,7 @@ def web_standin_for(dataset: Dataset, removed: set[str], enabled: bool) -> Itera
     previous = os.environ.get("TAVILY_API_KEY")
     os.environ["TAVILY_API_KEY"] = key
     try:
-        from cragraph.config import operator_config
+        from rag.config import operator_config
 
         with WebStandin(corpus_rows(dataset), api_key=key) as standin, operator_config(web={"base_url": standin.url}):
             yield {"web_search": True}
@@ -618,7 +618,7 @@ def index_changed(out_dir: Path, counts: dict[str, int]) -> bool:
 
 def cached_index(dataset: Dataset, embedder: str, index_root: Path | None) -> Any:
     """The dataset's cached index as it is, without bringing it up to date with the corpus."""
-    from cragraph.models.paths import cache_root
+    from models.paths import cache_root
     from stores.bundle import IndexBundle
 
     root = index_root or cache_root() / "bench-indexes"

@@ -1,4 +1,5 @@
-"""`cragraph eval qa-suite`: the whole QA benchmark in one command, and the results pages generated from it.
+"""`python -m cragraph_lab eval qa-suite`: the whole QA benchmark in one command, and the results
+pages generated from it.
 
 It answers (resuming) every set of the suite with every mode and peer (cragraph_lab/qa.py), after calibrating the
 semantic-match judge on a DISJOINT labelled slice: the `calibration` questions after the reported ones, answered
@@ -105,10 +106,10 @@ class Loss:
 def calibrate_semantic(config: SuiteConfig, progress: bool = True) -> dict[str, Any]:
     """Answer the calibration slice of every set with `plain`, fit a semantic-match cut per answer script on
     the labelled pairs (one group per set, so negatives stay in-set), write and return the calibration."""
-    from cragraph.models.embedder import load_embedder
     from cragraph_lab.datasets import load_dataset
     from cragraph_lab.qa import ResultsLog, run_qa_eval
     from cragraph_lab.semantic_match import DEFAULT_THRESHOLDS, SemanticJudge, calibrate
+    from models.embedder import load_embedder
 
     calibration_out = config.out / "calibration"
     groups, contributed = [], {}
@@ -423,7 +424,7 @@ OpenCC), as a user who writes traditional Chinese would ask it of documents writ
 
 ```bash
 {command}
-cragraph eval qa-suite --render-only        # re-render this page from finished runs
+python -m cragraph_lab eval qa-suite --render-only  # re-render this page from finished runs
 ```
 
 Each set's run lives in `runs/qa/<set>/`: `results.jsonl` (one line per finished mode x question, appended as it
@@ -453,11 +454,11 @@ DOC_MODES = "## Modes and peers\n\n| row | what answers the question |\n|---|---
 
 Web search is off in every row (no network here), so the CRAG "incorrect" branch re-retrieves with a rewritten
 query (escalating the retrieval tool) and otherwise abstains, and the binary grader's web fallback only records
-that it would search. The answer is the short-answer reader's span (cragraph/reader: a trained span pointer on
+that it would search. The answer is the short-answer reader's span (rag/reader: a trained span pointer on
 e5-small, no LLM), cited by its passage, with the shipped defaults: the answer step reads the question several
 ways and abstains when the best candidate's probability of being right (the calibrated decision, fitted on
 training questions) is under `answer_threshold` (docs/answering.md), so EM here counts those abstentions as
-misses. `cragraph eval qa --chat-model
+misses. `python -m cragraph_lab eval qa --chat-model
 provider:model` adds LLM-written rows for plain / crag / crag-multihop."""
 
 DOC_METRICS = """\
@@ -474,7 +475,7 @@ DOC_METRICS = """\
 - **Abstain**: share of questions answered with the abstention message.
 - **Truth, Halluc**: the CRAG benchmark's (Meta KDD Cup 2024) truthfulness score, the mean of +1 for a correct
   answer (Contains), 0 for an abstention and -1 for a wrong answer, and the share answered wrongly. These sets have
-  only answerable questions; `cragraph eval qa --unanswerable 0.5` adds questions whose passages are gone.
+  only answerable questions; `python -m cragraph_lab eval qa --unanswerable 0.5` adds questions whose passages are gone.
 - **R@k**: recall of gold documents in the ranked list each mode produced (CRAG: reranked candidates, then the
   rest of the retrieved pool; multi-hop: the plan's evidence), k = 1..10 in the plots.
 - **p50_ms / p95_ms**: wall time per question in one warm process (one warm-up question per mode first);
@@ -494,7 +495,7 @@ DOC_NOT_MEASURED = """\
 
 - No `--chat-model` rows: this machine has no API access and the embedded 135M model writes unreliable answers.
 - Web search is off in every row, so CRAG's `incorrect` branch can only re-retrieve or abstain; the web branch is
-  measured with the stand-in (`cragraph eval qa --unanswerable 0.5 --web-standin`, docs/benchmarks.md).
+  measured with the stand-in (`python -m cragraph_lab eval qa --unanswerable 0.5 --web-standin`, docs/benchmarks.md).
 - XQuAD is ordered by article, so its first questions come from a handful of articles; hotpotqa's questions are
   all "hard" bridge / comparison questions."""
 
@@ -525,5 +526,5 @@ def suite_command(config: SuiteConfig) -> str:
             options.append(f"{flag} {value}")
     if config.index_root is not None:
         options.append(f"--index-root {home_relative(config.index_root)}")
-    return " ".join(["OMP_NUM_THREADS=1 cragraph eval qa-suite", *options])
+    return " ".join(["OMP_NUM_THREADS=1 python -m cragraph_lab eval qa-suite", *options])
 

@@ -1,9 +1,10 @@
-"""`cragraph bench query-means`: the per-language mean question vectors that cross-lingual search shifts by.
+"""`python -m cragraph_lab bench query-means`: the per-language mean question vectors that
+cross-lingual search shifts by.
 
 A multilingual embedder places a question partly by its language: Chinese questions share a direction that
 English passages lack. The mean over questions that say the same thing in every language (XQuAD's parallel
 questions, training half only: `training_data.xquad_part`) differs between two languages by that direction
-alone, since the topics are the same on both sides; cragraph/retrieval/crosslingual.py subtracts the question's
+alone, since the topics are the same on both sides; rag/retrieval/crosslingual.py subtracts the question's
 language mean and adds the index's. Written as float32 arrays named by language code in an .npz file.
 
 Chinese is written in two scripts that the embedder tokenizes apart, and XQuAD's Chinese is simplified: its
@@ -18,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from cragraph.retrieval.crosslingual import means_file
 from cragraph_lab.training_data import XQUAD, XQUAD_LANGUAGES, default_data_root, xquad_subset
+from rag.retrieval.crosslingual import means_file
 from stores.chinese_script import traditional
 
 SOURCE = "SOURCE.md"
@@ -43,7 +44,7 @@ def _both_scripts(chinese: list[str]) -> list[str]:
 def write_query_means(out: Path, embedder: str = "e5-small", data_root: Path | None = None) -> Path:
     """Embed the parallel training questions with `embedder`, write its means file (the name cross-lingual search
     looks up) and a SOURCE.md into OUT."""
-    from cragraph.models.embedder import load_embedder
+    from models.embedder import load_embedder
 
     data_root = data_root or default_data_root()
     questions = parallel_questions(data_root)
@@ -62,7 +63,7 @@ def write_query_means(out: Path, embedder: str = "e5-small", data_root: Path | N
         "one of these languages: the same questions in each language, so two means differ by language, not topic. "
         "The Chinese mean counts each question twice, as written (simplified) and converted to traditional "
         "characters with OpenCC (s2t). "
-        "Used by cragraph/retrieval/crosslingual.py. Reproduce: `cragraph bench query-means --out "
-        "cragraph/retrieval/query_means`.\n\n" + json.dumps({"embedder": embedder, "questions": count}) + "\n",
+        "Used by rag/retrieval/crosslingual.py. Reproduce: `python -m cragraph_lab bench query-means --out "
+        "rag/retrieval/query_means`.\n\n" + json.dumps({"embedder": embedder, "questions": count}) + "\n",
         encoding="utf-8")
     return path

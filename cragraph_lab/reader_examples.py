@@ -2,7 +2,8 @@
 
 Why: training and validation must see the kind of input the product gives the reader: a few passages, the
 gold ones among lexically similar distractors, taken from their own corpus by TF-IDF over the project's
-tokenizer (so Chinese gets character bigrams, Russian stems). Reported numbers come from `cragraph eval qa`.
+tokenizer (so Chinese gets character bigrams, Russian stems). Reported numbers come from `python -m
+cragraph_lab eval qa`.
 
 Splits (the brief's rules): train = NQ questions >= 460 in file order, cmrc2018 train + dev, hipporag_legacy
 train100 hotpotqa + musique, XQuAD questions whose passage is in the 'train' half. Validation is carved out of
@@ -18,8 +19,8 @@ from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 
-from cragraph.reader.types import Passage
 from cragraph_lab.training_data import default_data_root, xquad_part
+from rag.reader.types import Passage
 
 NQ_FIRST_TRAIN = 460  # NQ questions before this one are never trained on (the report questions are among them)
 

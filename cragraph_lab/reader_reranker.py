@@ -1,4 +1,4 @@
-"""Fit the reader's candidate re-ranker (cragraph.reader.rerank) on questions the span model was not trained on.
+"""Fit the reader's candidate re-ranker (rag.reader.rerank) on questions the span model was not trained on.
 
 Why the validation split: on its own training questions the span model is over-confident, so a re-ranker fitted
 there would learn to trust the span score too much. The validation part of the training data (never a reported
@@ -20,10 +20,10 @@ import torch
 from tqdm import tqdm
 
 from cragraph.evaluation.qa_metrics import exact_match
-from cragraph.reader.questions import question_form
-from cragraph.reader.reader import CONFIG_FILE, Reader
-from cragraph.reader.rerank import FEATURES, features
 from cragraph_lab.reader_examples import Example, training_examples
+from rag.reader.questions import question_form
+from rag.reader.reader import CONFIG_FILE, Reader
+from rag.reader.rerank import FEATURES, features
 
 L2 = 1e-2
 STEPS = 300

@@ -1,4 +1,4 @@
-"""`cragraph bench reader-training`: fit the reader's top layers and span head on training data only.
+"""`python -m cragraph_lab bench reader-training`: fit the reader's top layers and span head on training data only.
 
 Deterministic for a seed and thread count: examples are built in file order with seeded shuffles, features of
 the frozen bottom layers are cached on disk (the same inputs give the same cache), batches are shuffled by a
@@ -23,11 +23,11 @@ import torch
 from tqdm import tqdm
 
 from cragraph.evaluation.qa_metrics import exact_match, token_f1
-from cragraph.reader.decode import best_spans, clean_span
-from cragraph.reader.encoder import Bottom, Layer, SpanHead, embedder_bert
-from cragraph.reader.inputs import answer_char_spans, encode, token_positions
-from cragraph.reader.window import build_context
 from cragraph_lab.reader_examples import Example, training_examples
+from rag.reader.decode import best_spans, clean_span
+from rag.reader.encoder import Bottom, Layer, SpanHead, embedder_bert
+from rag.reader.inputs import answer_char_spans, encode, token_positions
+from rag.reader.window import build_context
 
 
 def default_config() -> dict[str, Any]:
@@ -204,7 +204,7 @@ def train_reader(
     torch.set_num_threads(threads)
     torch.manual_seed(config["seed"])
     random.seed(config["seed"])
-    from cragraph.models.embedder import load_embedder
+    from models.embedder import load_embedder
 
     embedder = load_embedder("e5-small")
     bert = embedder_bert(embedder.model)  # fp32 weights to initialise the trainable top layers

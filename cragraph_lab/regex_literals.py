@@ -2,7 +2,7 @@
 
 Counted as calls of `re.compile / search / match / fullmatch / sub / subn / findall / finditer / split` whose
 pattern is written in the call (a string, an f-string or a concatenation), per file, largest first. Word lists
-read by cragraph.reader.grammar are not patterns and are not counted.
+read by rag.reader.grammar are not patterns and are not counted.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import ast
 import sys
 from pathlib import Path
 
-PACKAGES = ("cragraph", "graph", "nodes", "stores", "evaluators", "prompts")
+PACKAGES = ("cragraph", "rag", "models", "graph", "nodes", "stores", "evaluators", "prompts")
 _CALLS = {"compile", "search", "match", "fullmatch", "sub", "subn", "findall", "finditer", "split"}
 
 

@@ -1,4 +1,4 @@
-"""`cragraph eval retrieval`: R@k, AllGold@5, MRR and latency per retrieval mode on a normalized dataset.
+"""`python -m cragraph_lab eval retrieval`: R@k, AllGold@5, MRR and latency per retrieval mode on a normalized dataset.
 
 The dataset's corpus is indexed through the product path (loaders, chunking, bundle); the index is reused when
 the corpus has not changed. Chunk hits map to document ids at the rank of each document's best chunk.
@@ -20,13 +20,13 @@ from typing import cast
 from tqdm.auto import tqdm
 
 from cragraph.evaluation.metrics import all_gold_at, ndcg_at, percentile, recall_at, reciprocal_rank, unique_in_order
-from cragraph.models.paths import cache_root
-from cragraph.planning.settings import MultihopSettings
-from cragraph.retrieval.graph_walk import graph_rerank
-from cragraph.retrieval.retriever import FUSIONS, MODES, Fusion, HybridRetriever, Mode, RetrievalSettings
 from cragraph_lab.datasets import Dataset, load_dataset
 from cragraph_lab.multihop import multihop_runner
 from cragraph_lab.router import router_runner
+from models.paths import cache_root
+from rag.planning.settings import MultihopSettings
+from rag.retrieval.graph_walk import graph_rerank
+from rag.retrieval.retriever import FUSIONS, MODES, Fusion, HybridRetriever, Mode, RetrievalSettings
 from stores.backend import Index
 from stores.bundle import BundleError, IndexBundle, IndexSettings
 from stores.milvus.index import MilvusIndex
@@ -63,8 +63,8 @@ def dataset_index(dataset: Dataset, embedder: str, index_root: Path | None = Non
 
 
 BACKENDS = {"bundle": None, "milvus": "cragraph", "milvus-analyzer": "milvus"}
-"""Backends `cragraph eval retrieval --backend` compares: the bundle, and Milvus with what its BM25 function reads
-(our tokenizer's terms, or Milvus' standard analyzer over the raw text)."""
+"""Backends `python -m cragraph_lab eval retrieval --backend` compares: the bundle, and Milvus with what its BM25
+function reads (our tokenizer's terms, or Milvus' standard analyzer over the raw text)."""
 
 
 def milvus_dataset_index(dataset: Dataset, embedder: str, index_root: Path | None = None, uri: str | None = None,

@@ -1,6 +1,7 @@
-"""The `router` mode of `cragraph eval retrieval`: what the router chooses for each question, escalation included.
+"""The `router` mode of `python -m cragraph_lab eval retrieval`: what the router chooses for each
+question, escalation included.
 
-The strategy comes from the same rules as the agent's strategy=auto (cragraph.retrieval.strategy); a multihop
+The strategy comes from the same rules as the agent's strategy=auto (rag.retrieval.strategy); a multihop
 choice runs the planning subgraph, any other runs the retrieve node's code (run_techniques with the strategy's
 switches; full_document reads the best hits' documents whole). The first `retrieve_k` passages are graded with
 the default evaluator and thresholds; an `incorrect` grade escalates one step along ESCALATION, at most
@@ -12,23 +13,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from cragraph.config import operator_config
 from cragraph.evaluation.metrics import unique_in_order
-from cragraph.retrieval.analysis import analyse
-from cragraph.retrieval.full_document import whole_documents
-from cragraph.retrieval.retriever import HybridRetriever
-from cragraph.retrieval.strategy import (
+from cragraph_lab.multihop import multihop_context, multihop_operator
+from evaluators.base import grade
+from evaluators.registry import load_evaluator
+from nodes.grade import best_attempt
+from rag.config import operator_config
+from rag.retrieval.analysis import analyse
+from rag.retrieval.full_document import whole_documents
+from rag.retrieval.retriever import HybridRetriever
+from rag.retrieval.strategy import (
     STRATEGY_FULL_DOCUMENT,
     STRATEGY_MULTIHOP,
     apply_strategy,
     choose_strategy,
     escalate,
 )
-from cragraph.retrieval.techniques import run_techniques
-from cragraph_lab.multihop import multihop_context, multihop_operator
-from evaluators.base import grade
-from evaluators.registry import load_evaluator
-from nodes.grade import best_attempt
+from rag.retrieval.techniques import run_techniques
 from stores.text import language_of
 from stores.types import titled
 

@@ -55,25 +55,25 @@ class Rule:
 
 
 RULES = (
-    Rule("options_by_values", "cragraph.answering.rules.compare:compare_options", _none,
+    Rule("options_by_values", "rag.answering.rules.compare:compare_options", _none,
          '"A or B?" decided by each option\'s year or quantity'),
-    Rule("joined_claims", "cragraph.answering.rules.coordinated:coordinated", _none,
+    Rule("joined_claims", "rag.answering.rules.coordinated:coordinated", _none,
          '"Were A and B both ...?" read as one claim per subject'),
-    Rule("compared_claim", "cragraph.answering.rules.compared_claims:compared_claim", _none,
+    Rule("compared_claim", "rag.answering.rules.compared_claims:compared_claim", _none,
          '"Is A longer than B?" by the values of the two pages'),
-    Rule("both_of_a_kind", "cragraph.answering.rules.forms:_both_of_a_kind", _none,
+    Rule("both_of_a_kind", "rag.answering.rules.forms:_both_of_a_kind", _none,
          '"Are A and B both X?" by X\'s words in each page\'s opening'),
-    Rule("paired_claim", "cragraph.answering.rules.compared_claims:paired_claim", _none,
+    Rule("paired_claim", "rag.answering.rules.compared_claims:paired_claim", _none,
          "a claim pairing two named things, by the page that names both"),
-    Rule("hidden_question", "cragraph.answering.rules.hidden_question:hidden_claim", _none,
+    Rule("hidden_question", "rag.answering.rules.hidden_question:hidden_claim", _none,
          "a single claim read as the question it hides and its value"),
-    Rule("claim_reading", "cragraph.answering.claims:read_claim", _none,
+    Rule("claim_reading", "rag.answering.claims:read_claim", _none,
          "a single claim on its subject's page, by the value's pointer share"),
-    Rule("span_reranker", "cragraph.reader.rerank:rerank", _second,
+    Rule("span_reranker", "rag.reader.rerank:rerank", _second,
          "the reader's spans re-ranked by answer-type features"),
-    Rule("linked_pages", "cragraph.answering.readings:linked_pages", _empty,
+    Rule("linked_pages", "rag.answering.readings:linked_pages", _empty,
          "pages a sentence of the context links to, read for a bridge"),
-    Rule("look_alike", "cragraph.answering.candidates:about_a_look_alike", _false,
+    Rule("look_alike", "rag.answering.candidates:about_a_look_alike", _false,
          "a candidate about an entity the question does not name"),
 )
 FIRED: set[str] = set()
@@ -89,7 +89,7 @@ def _original(target: str) -> tuple[Any, str, Callable[..., Any]]:
 def _replaced(function: Callable[..., Any], by: Callable[..., Any]) -> Iterator[None]:
     """`function` replaced by `by` in every loaded module of the product that holds it."""
     holders = [(m, name) for m in list(sys.modules.values())
-               if getattr(m, "__name__", "").split(".")[0] in ("cragraph", "nodes", "graph", "stores")
+               if getattr(m, "__name__", "").split(".")[0] in ("cragraph", "rag", "models", "nodes", "graph", "stores")
                for name, value in list(vars(m).items()) if value is function]
     for module, name in holders:
         setattr(module, name, by)
@@ -124,9 +124,9 @@ def _score(outcome: str) -> int:
 
 def ablate(folder: Path, out: Path, rules: Sequence[Rule] = RULES, limit: int | None = None) -> list[dict[str, Any]]:
     """One row per rule: questions it fired on, right / wrong / abstained at the defaults and with it off there."""
-    from cragraph.context import Context
     from cragraph.evaluation.folder_qa import outcome
     from graph import graph
+    from rag.context import Context
     from stores.bundle import IndexBundle, IndexSettings
 
     source, questions = _load_set(folder)

@@ -9,7 +9,7 @@ What is real and what is synthetic:
 * Vectors are random unit float32 vectors of dim 384 (e5-small's). Embedding 1M passages with the fast embedder
   on this 2-core CPU would take days, and the dense side of a query only costs a FAISS search, which does not
   depend on what the vectors mean. Query vectors are random unit vectors too, computed before timing: the
-  latencies below leave out the query embedder (measure it with `cragraph bench embed-speed`).
+  latencies below leave out the query embedder (measure it with `python -m cragraph_lab bench embed-speed`).
 * Chunking, NER and embedding are bypassed; everything else is the bundle's own code: the stores (DocStore,
   BM25Index, DenseIndex, which switches from exact search to HNSW above `hnsw_threshold` = 50k chunks) are built
   in a temporary folder, written by `stores.bundle._finish` (the same save() calls and sha256 manifest as
@@ -22,7 +22,7 @@ What is real and what is synthetic:
 Each size is built in one child process and queried in another, so the peak resident memory (ru_maxrss) of
 each phase is its own. Prints a Markdown table and writes JSON:
 
-    cragraph bench scale --sizes 10000,100000,1000000 --out runs/scale/scale.json
+    python -m cragraph_lab bench scale --sizes 10000,100000,1000000 --out runs/scale/scale.json
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ import faiss
 import numpy as np
 from tqdm import tqdm
 
-from cragraph.retrieval.retriever import HybridRetriever
+from rag.retrieval.retriever import HybridRetriever
 from stores.bm25 import BM25Index
 from stores.bundle import BM25_FOLDER, IndexBundle, IndexSettings, _atomic_write, _finish, _Stores, writer_lock
 from stores.dense import DenseIndex

@@ -6,7 +6,7 @@ Build is the collection's creation and the inserts (Milvus computes each chunk's
 indexes the rows itself); disk is the Milvus Lite folder; the manifest is written as `MilvusIndex` writes it.
 Each size is built in one child process and queried in another, as for the bundle:
 
-    cragraph bench scale --sizes 10000 --backend milvus --out runs/scale/scale-milvus.json
+    python -m cragraph_lab bench scale --sizes 10000 --backend milvus --out runs/scale/scale-milvus.json
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from typing import Any
 
 from tqdm import tqdm
 
-from cragraph.retrieval.retriever import HybridRetriever
 from cragraph_lab.scale import (
     DATA,
     DIM,
@@ -39,6 +38,7 @@ from cragraph_lab.scale import (
     synthetic_chunks,
     unit_vectors,
 )
+from rag.retrieval.retriever import HybridRetriever
 from stores.bundle import IndexSettings
 from stores.milvus.connection import connect
 from stores.milvus.index import MilvusIndex

@@ -3,7 +3,7 @@
 Extractive answers are whole sentences, so EM and F1 count a correct but verbose answer wrong. SemMatch calls
 an answer right when cos(answer, gold) >= threshold for some gold answer (both embedded as `query: ` texts).
 
-Calibration (`cragraph bench semantic-calibration RESULTS.jsonl ...`): a labelled slice is built from
+Calibration (`python -m cragraph_lab bench semantic-calibration RESULTS.jsonl ...`): a labelled slice is built from
 finished QA runs. Positives are (prediction, its own gold) pairs where the prediction contains the gold answer (the
 normalized containment of bench.qa_metrics, a label independent of the embedder); negatives pair each
 prediction with the gold of another question of the same run (same set, same language). The threshold is the
@@ -26,8 +26,8 @@ import numpy as np
 from cragraph.evaluation.qa_metrics import contains_answer, has_cjk, strip_citations
 
 # e5-small, calibrated per answer script on the first 50 questions of hotpotqa_migres200 and XQuAD en / ru / zh,
-# all six modes (`cragraph bench semantic-calibration` over those four results.jsonl): balanced accuracy en .850
-# (1,086 pairs), ru .898 (252), zh .850 (400). Answers in digits or Latin letters count as en whatever the set.
+# all six modes (`python -m cragraph_lab bench semantic-calibration` over those four results.jsonl): balanced accuracy
+# en .850 (1,086 pairs), ru .898 (252), zh .850 (400). Answers in digits or Latin letters count as en whatever the set.
 # Chinese needs its own cut: e5 puts Chinese texts closer together (at the en cut most zh negatives pass).
 DEFAULT_THRESHOLDS = {"en": 0.784, "ru": 0.795, "zh": 0.845}
 _CYRILLIC = re.compile(r"[\u0400-\u04ff]")
@@ -131,13 +131,13 @@ def calibrate(groups: Sequence[Sequence[dict[str, Any]]], judge: SemanticJudge) 
 
 
 def read_results(path: Path) -> list[dict[str, Any]]:
-    """The records of one results.jsonl of a `cragraph eval qa` run."""
+    """The records of one results.jsonl of a `python -m cragraph_lab eval qa` run."""
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def calibrate_results(paths: Sequence[Path], embedder: str = "e5-small") -> dict[str, Any]:
     """calibrate() over results.jsonl files, one group per file, judged on `embedder`."""
-    from cragraph.models.embedder import load_embedder
+    from models.embedder import load_embedder
 
     groups = [read_results(path) for path in paths]
     return calibrate(groups, SemanticJudge(load_embedder(embedder)))

@@ -1,6 +1,6 @@
 """NER time over an index's chunks, all of them against skeleton indexing, side by side in one process.
 
-    cragraph bench skeleton-speed INDEX [--share 0.25] [--repeats 3]
+    python -m cragraph_lab bench skeleton-speed INDEX [--share 0.25] [--repeats 3]
 """
 
 from __future__ import annotations

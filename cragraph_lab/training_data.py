@@ -161,7 +161,7 @@ def default_data_root() -> Path:
 
 def default_out_root() -> Path:
     """<user cache>/evaluator-data: where the training and held-out folders go by default."""
-    from cragraph.models.paths import cache_root
+    from models.paths import cache_root
 
     return cache_root() / "evaluator-data"
 

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from cragraph.models.paths import cache_root
 from cragraph_lab.datasets import Dataset, Question
+from models.paths import cache_root
 from stores.bundle import BundleError, IndexBundle, IndexSettings
 
 DEFAULT_SEED = 13

@@ -25,20 +25,20 @@ import numpy as np
 import torch
 from torch import nn
 
-from cragraph.reader.encoder import Layer, attention_bias
-from cragraph.reader.inputs import encode
-from cragraph.reader.types import Passage
-from cragraph.reader.weights_folder import read_folder
+from rag.reader.encoder import Layer, attention_bias
+from rag.reader.inputs import encode
+from rag.reader.types import Passage
+from rag.reader.weights_folder import read_folder
 from stores.chinese_script import simplified
 from stores.text import sentence_spans
 
 if TYPE_CHECKING:
-    from cragraph.reader.reader import Reader
+    from rag.reader.reader import Reader
 
 DEFAULT_WEIGHTS = Path(__file__).resolve().parent / "verifier_weights"
 WEIGHTS_FILE = "verifier.npz"
 CONFIG_FILE = "verifier.json"
-TRAINING_COMMAND = "cragraph bench verifier-training"
+TRAINING_COMMAND = "python -m cragraph_lab bench verifier-training"
 VERDICTS = ("stated", "contradicted", "absent")
 OPEN, CLOSE = "<<", ">>"  # around the proposed answer in the window
 _REQUIRED = ("shared_layers", "own_layers", "window_tokens", "max_len")

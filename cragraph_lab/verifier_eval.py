@@ -1,5 +1,5 @@
-"""`cragraph bench verifier-eval`: the verifier against today's embedded evaluator head as a CRAG grader, on
-passages neither was trained on.
+"""`python -m cragraph_lab bench verifier-eval`: the verifier against today's embedded evaluator head as a CRAG grader,
+on passages neither was trained on.
 
 For each held-out question: its gold passage (single-hop sets: the one holding the answer; hotpotqa_migres200:
 each supporting passage, as CRAG calls a passage relevant) and its four TF-IDF nearest passages of the same
@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from cragraph.reader.types import Passage
 from cragraph_lab.evaluator_training import roc_auc
 from cragraph_lab.reader_examples import Distractors
 from cragraph_lab.training_data import default_data_root, read_jsonl, xquad_part
+from rag.reader.types import Passage
 from stores.chinese_script import traditional
 
 DISTRACTORS = 4
@@ -56,10 +56,10 @@ def _sets(data_root: Path, limit: int) -> list[tuple[str, str, list[dict], dict[
 
 def compare_graders(data_root: Path | None = None, limit: int = 200, out: Path | None = None) -> str:
     """Score the held-out sets with both graders; a Markdown table (and JSON at `out`)."""
-    from cragraph.reader.cache import load_reader
     from cragraph_lab.verifier import load_verifier
     from cragraph_lab.verifier_training import Builder
     from evaluators.registry import load_evaluator
+    from rag.reader.cache import load_reader
 
     verifier = load_verifier(load_reader())
     wrong_spans = Builder(verifier, 0).spans

@@ -1,4 +1,4 @@
-"""`cragraph bench verifier-training`: train the verifier (cragraph_lab.verifier) on training data only.
+"""`python -m cragraph_lab bench verifier-training`: train the verifier (cragraph_lab.verifier) on training data only.
 
 Examples. For each training question, its gold page is cut into the verifier's windows; the window holding a gold
 answer is read with the question alone and with the gold answer marked in it (STATED), and with a false answer
@@ -38,8 +38,6 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from cragraph.reader.encoder import Layer
-from cragraph.reader.types import Passage
 from cragraph_lab.reader_examples import NQ_FIRST_TRAIN, Distractors, in_validation
 from cragraph_lab.reader_training import bucketed_batches, step
 from cragraph_lab.training_data import default_data_root, read_jsonl, xquad_part
@@ -53,6 +51,8 @@ from cragraph_lab.verifier import (
     padded,
     windows,
 )
+from rag.reader.encoder import Layer
+from rag.reader.types import Passage
 from stores.chinese_script import simplified
 from stores.tokenize import tokenize
 
@@ -306,7 +306,7 @@ def train_verifier(out: Path, threads: int = 2, overrides: dict[str, Any] | None
     `out/checkpoint.pt` lets an interrupted run resume at the next epoch); return the validation metrics."""
     import platformdirs
 
-    from cragraph.reader.cache import load_reader
+    from rag.reader.cache import load_reader
 
     config = {**default_config(), **(overrides or {})}
     torch.set_num_threads(threads)

@@ -104,6 +104,6 @@ def lazy_embedder(current: Any, name: str) -> Any:
     """The embedder an evaluator was given, or the process-wide one for `name`, loaded on first use."""
     if current is not None:
         return current
-    from cragraph.models.embedder import load_embedder
+    from models.embedder import load_embedder
 
     return load_embedder(name)

@@ -4,7 +4,7 @@ e5 cosines are compressed (nearly every pair lands in 0.7-0.9), so the raw cosin
 calibration points, cos_lo -> -1 and cos_hi -> +1, and clamped. The points come from gold vs non-gold passages
 among each question's dense top-10 on hotpotqa_migres200: cos_lo is the 5th percentile of the non-gold
 cosines, cos_hi the 95th percentile of the gold ones (cragraph_lab/cosine_calibration.py). Re-measure with
-    cragraph bench cosine-calibration ../shared/data/hotpotqa_migres200 --embedder e5-small
+    python -m cragraph_lab bench cosine-calibration ../shared/data/hotpotqa_migres200 --embedder e5-small
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ UNCALIBRATED = (0.0, 1.0)
 
 def default_calibration(embedder_name: str) -> tuple[float, float]:
     """The measured (cos_lo, cos_hi) for an embedder name or any of its aliases."""
-    from cragraph.models.embedder import canonical_name
+    from models.embedder import canonical_name
 
     return CALIBRATION.get(canonical_name(embedder_name), UNCALIBRATED)
 

@@ -22,7 +22,7 @@ class CrossEncoderEvaluator(RelevanceEvaluator):
     def __init__(self, model: str, max_length: int | None = None, device: str = "cpu") -> None:
         from sentence_transformers import CrossEncoder
 
-        from cragraph.models.loading import quiet_weight_loading
+        from models.loading import quiet_weight_loading
 
         quiet_weight_loading()
         source = resolve_model_source(model, "cross-encoder")

@@ -3,7 +3,7 @@
 Why not a cross-encoder: fine-tuning e5-small as one did not fit this CPU (hours per 20k pairs, ~0.8 s per
 10 passages). Here each passage costs one e5 vector, which for an indexed chunk is already in the embedding
 cache (the bundle stored it there by content hash), plus word-piece lookups and a few numpy operations; the
-head (evaluators/head.py) was trained by `cragraph train-evaluator` and ships in evaluators/weights/.
+head (evaluators/head.py) was trained by `python -m cragraph_lab train-evaluator` and ships in evaluators/weights/.
 
 Scores are 2 p - 1 with p the head's probability that the passage is relevant (a gold passage) for the
 question, so 0 means even odds. The head sees the whole candidate list at once (some features compare a passage
@@ -29,7 +29,7 @@ from stores.text import language_of, script_of
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 DEFAULT_WEIGHTS = WEIGHTS_DIR / "embedded-e5-small-v1.npz"
 CROSSLINGUAL_WEIGHTS = WEIGHTS_DIR / "embedded-e5-small-crosslingual-v1.npz"
-"""The head for a question and a passage in different languages and scripts (`cragraph train-evaluator
+"""The head for a question and a passage in different languages and scripts (`python -m cragraph_lab train-evaluator
 --crosslingual`): the main head, trained on same-language pairs, leans on word overlap that such a pair cannot
 have, and grades it irrelevant."""
 _VECTOR_MEMO_SIZE = 4096
@@ -125,7 +125,7 @@ def _static_pieces(embedder: Any) -> StaticPieces:
     """The word-piece table and tokenizer of `embedder`: from its sentence-transformers model, or, for the
     packaged e5-small on ONNX / OpenVINO, from the plain-torch e5 the reader reads too (no sentence-transformers
     import; the table is that model's own tensor, not a copy)."""
-    from cragraph.models.e5_torch import e5_int8, serves_light
+    from models.e5_torch import e5_int8, serves_light
 
     if serves_light(embedder):
         light = e5_int8()
@@ -140,10 +140,11 @@ class EmbeddedEvaluator(RelevanceEvaluator):
                  embedder: Any = None, use_embedding_cache: bool = True,
                  crosslingual_weights: str | Path | None = CROSSLINGUAL_WEIGHTS) -> None:
         self.weights = Path(weights)
-        self.head = _load_head(self.weights, "cragraph train-evaluator")
+        self.head = _load_head(self.weights, "python -m cragraph_lab train-evaluator")
         self.crosslingual_head: MLPHead | None = None
         if crosslingual_weights is not None:
-            self.crosslingual_head = _load_head(Path(crosslingual_weights), "cragraph train-evaluator --crosslingual")
+            self.crosslingual_head = _load_head(Path(crosslingual_weights),
+                                                "python -m cragraph_lab train-evaluator --crosslingual")
         self.extractor = RelevanceFeatures(embedder_name, embedder, use_embedding_cache)
         self.name = "embedded"
 

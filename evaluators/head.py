@@ -104,5 +104,6 @@ class MLPHead:
                        [data[f"b{i}"].astype(np.float64) for i in range(layers)], header.get("meta", {}))
         if expected_features is not None and tuple(expected_features) != head.feature_names:
             raise ValueError(f"{path} was trained on features {list(head.feature_names)}, but this version "
-                             f"computes {list(expected_features)}; retrain with `cragraph train-evaluator`")
+                             f"computes {list(expected_features)}; retrain with `python -m cragraph_lab "
+                             "train-evaluator`")
         return head

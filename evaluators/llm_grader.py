@@ -16,8 +16,8 @@ from typing import Any
 from langchain_core.language_models import LanguageModelInput
 from langchain_core.language_models.chat_models import BaseChatModel
 
-from cragraph.models.chat import message_text
 from evaluators.base import RelevanceEvaluator
+from models.chat import message_text
 from prompts.grade import grade_messages
 
 RELEVANCE_TO_SCORE = {0: -1.0, 1: 0.0, 2: 1.0}

@@ -18,7 +18,7 @@ ACCEPTED_FORMS = (
     "cosine",
     "cosine:<embedder>",
     "head:default",
-    "head:<trained head .npz from `cragraph train-evaluator`>",
+    "head:<trained head .npz from `python -m cragraph_lab train-evaluator`>",
     "t5:<hugging face id or local folder>",
     "cross-encoder:<hugging face id or local folder>",
     "llm:embedded",
@@ -66,11 +66,11 @@ def _llm(target: str) -> RelevanceEvaluator:
     from evaluators.llm_grader import LLMGraderEvaluator
 
     if target.lower() in ("embedded", "smollm2"):
-        from cragraph.models.chat import EmbeddedChatModel
+        from models.chat import EmbeddedChatModel
 
         model = EmbeddedChatModel(max_new_tokens=EMBEDDED_GRADER_MAX_NEW_TOKENS)
         return LLMGraderEvaluator(model, name=f"llm:{target}")
-    from cragraph.models.chat import load_chat_model
+    from models.chat import load_chat_model
 
     return LLMGraderEvaluator(load_chat_model(target), name=f"llm:{target}", max_concurrency=4)
 

@@ -30,7 +30,7 @@ class T5Evaluator(RelevanceEvaluator):
         import torch  # imported first: fail early with the real error if torch is missing
         from transformers import AutoTokenizer, T5ForSequenceClassification
 
-        from cragraph.models.loading import quiet_weight_loading
+        from models.loading import quiet_weight_loading
 
         quiet_weight_loading()
         source = resolve_model_source(model, "t5")

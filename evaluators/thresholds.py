@@ -114,5 +114,5 @@ def _read(path: Path) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise ValueError(f"{path} is not valid JSON ({error}); delete it or re-run "
-                         "`cragraph eval evaluator`") from error
+                         "`python -m cragraph_lab eval evaluator`") from error
     return data if isinstance(data, dict) else {}

@@ -16,10 +16,6 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from cragraph.config import operator
-from cragraph.context import Context
-from cragraph.policy import ClientContext
-from cragraph.state import InputState, OutputState, State
 from graph.entry import EntryCheckedGraph, entry_checked
 from graph.multihop import multihop_graph
 from graph.routes import (
@@ -42,6 +38,10 @@ from nodes.route import route
 from nodes.select import select
 from nodes.understand import understand
 from nodes.web_search import web_search
+from rag.config import operator
+from rag.context import Context
+from rag.policy import ClientContext
+from rag.state import InputState, OutputState, State
 
 NODES = (
     "conversation",
@@ -65,7 +65,7 @@ NODES = (
 
 def build_graph() -> StateGraph[State, Context, InputState, OutputState]:
     # A dict context (a server client's run, `invoke(context={...})`) is built as ClientContext: checked against
-    # the operator's allow-list (cragraph/policy.py); a Context built in Python is the operator's own.
+    # the operator's allow-list (rag/policy.py); a Context built in Python is the operator's own.
     builder: StateGraph[State, Context, InputState, OutputState] = StateGraph(
         State, context_schema=ClientContext, input_schema=InputState, output_schema=OutputState
     )

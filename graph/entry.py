@@ -1,4 +1,4 @@
-"""The compiled graph with each run's input and context checked where the run enters (cragraph/inputs.py).
+"""The compiled graph with each run's input and context checked where the run enters (rag/inputs.py).
 
 `stream` and `astream` are the doors: invoke and ainvoke go through them, and so do a LangGraph server's runs
 (astream, astream_events). Checked there, a wrong input or context is one ValueError naming what is accepted,
@@ -12,9 +12,9 @@ from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
 
-from cragraph.context import Context
-from cragraph.inputs import check_context, check_input
-from cragraph.state import InputState, OutputState, State
+from rag.context import Context
+from rag.inputs import check_context, check_input
+from rag.state import InputState, OutputState, State
 
 
 class EntryCheckedGraph(CompiledStateGraph[State, Context, InputState, OutputState]):

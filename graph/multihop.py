@@ -21,14 +21,14 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from cragraph.context import Context
-from cragraph.policy import ClientContext
-from cragraph.state import MultihopInput, MultihopOutput, MultihopState
 from nodes.multihop.compile import plan_compile
 from nodes.multihop.decompose import decompose
 from nodes.multihop.execute import plan_execute
 from nodes.multihop.translate import plan_translate
 from nodes.multihop.validate import plan_validate, route_after_validate
+from rag.context import Context
+from rag.policy import ClientContext
+from rag.state import MultihopInput, MultihopOutput, MultihopState
 
 __all__ = ["build_multihop_graph", "multihop_graph"]
 

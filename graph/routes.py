@@ -11,9 +11,9 @@ from typing import Literal
 
 from langgraph.runtime import Runtime
 
-from cragraph.context import Context
-from cragraph.state import State
 from nodes._runtime import settings_of
+from rag.context import Context
+from rag.state import State
 
 Destination = Literal["refine", "web_search", "rewrite", "select"]
 

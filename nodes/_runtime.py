@@ -14,15 +14,15 @@ from typing import Any
 import numpy as np
 from langgraph.config import get_config
 
-from cragraph.config import operator
-from cragraph.config.moved import moved_message
-from cragraph.context import Context
-from cragraph.inputs import check_context
-from cragraph.policy import ClientContext, UnknownSetting, check_types, client_context, field_names
-from cragraph.retrieval.access import caller_labels, visible_rows
 from evaluators.base import RelevanceEvaluator
 from evaluators.registry import load_evaluator
 from evaluators.thresholds import load_thresholds
+from rag.config import operator
+from rag.config.moved import moved_message
+from rag.context import Context
+from rag.inputs import check_context
+from rag.policy import ClientContext, UnknownSetting, check_types, client_context, field_names
+from rag.retrieval.access import caller_labels, visible_rows
 from stores.backend import Index, load_index
 from stores.bundle import BundleError
 
@@ -137,8 +137,8 @@ def lazy_evaluator(settings: Context) -> Callable[[], RelevanceEvaluator]:
 
 def thresholds_for(settings: Context, bundle: Any) -> tuple[float, float, str]:
     """(upper, lower, where they came from), as grading, refinement and the web branch all read them: the
-    thresholds calibrated for this index and evaluator (`cragraph eval evaluator --store-thresholds`) when there
-    are any, else the operator's [grade] upper / lower."""
+    thresholds calibrated for this index and evaluator (`python -m cragraph_lab eval evaluator --store-thresholds`) when
+    there are any, else the operator's [grade] upper / lower."""
     stored = load_thresholds(bundle.path, settings.evaluator)
     if stored is not None:
         return stored.upper, stored.lower, "calibrated for this index"

@@ -1,12 +1,12 @@
 """answer: from the selected context (and a planned question's hops) only, a short answer with its citations
 and the evidence sentences, or an abstention.
 
-Three steps. Gather: each reading (cragraph.answering.readings) turns what earlier stages left in state into
+Three steps. Gather: each reading (rag.answering.readings) turns what earlier stages left in state into
 candidates: the whole question read in one pass over the selected passages, a planned question read along its
 hops (its last sub-question, slot filled by each of the previous hop's answers, over that hop's passages), a
-claim about one subject by the reader's pointer on its subject's page (cragraph.answering.claims), a claim about two
-subjects or an "A or B" question by the rule readings (cragraph.answering.rules). Decide: one
-calibrated model (cragraph.answering.decision) gives each candidate its probability of being right from the
+claim about one subject by the reader's pointer on its subject's page (rag.answering.claims), a claim about two
+subjects or an "A or B" question by the rule readings (rag.answering.rules). Decide: one
+calibrated model (rag.answering.decision) gives each candidate its probability of being right from the
 signals the stages computed; the best one, a rule's included, is answered when that probability reaches
 `answer_threshold`, else the run abstains and keeps it in `withheld` (naming any entity no passage mentions).
 Format: cited by its passage (a chain by every hop's), with its evidence sentences. The trace shows every
@@ -26,27 +26,27 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from cragraph.answering import Candidate, load_decision
-from cragraph.answering.candidates import sentences_holding
-from cragraph.answering.claims import names_subject
-from cragraph.answering.decision import answers, choose
-from cragraph.answering.features import featurize
-from cragraph.answering.lists import Section, asks_for_list, list_groups, listed_note, with_lists
-from cragraph.answering.readings import Follow, gather, with_option_pages
-from cragraph.config import operator
-from cragraph.context import Context
-from cragraph.knowledge.evidence import citations, evidence_records, renumber, scored_sentences
-from cragraph.knowledge.passages import passage_of
-from cragraph.models.structured import ask_structured
-from cragraph.reader import ReaderAnswer
-from cragraph.reader.cache import load_reader
-from cragraph.reader.support import is_supported
-from cragraph.retrieval.full_document import read_documents
-from cragraph.retrieval.retriever import HybridRetriever
-from cragraph.retrieval.sanitize import drop_instructions, has_instructions
-from cragraph.state import StageTimer, State, abstained
+from models.structured import ask_structured
 from nodes._runtime import IndexUnavailable, bundle_of, lazy_evaluator, settings_of, visible_of
 from prompts.answer import AnswerReply, answer_messages
+from rag.answering import Candidate, load_decision
+from rag.answering.candidates import sentences_holding
+from rag.answering.claims import names_subject
+from rag.answering.decision import answers, choose
+from rag.answering.features import featurize
+from rag.answering.lists import Section, asks_for_list, list_groups, listed_note, with_lists
+from rag.answering.readings import Follow, gather, with_option_pages
+from rag.config import operator
+from rag.context import Context
+from rag.knowledge.evidence import citations, evidence_records, renumber, scored_sentences
+from rag.knowledge.passages import passage_of
+from rag.reader import ReaderAnswer
+from rag.reader.cache import load_reader
+from rag.reader.support import is_supported
+from rag.retrieval.full_document import read_documents
+from rag.retrieval.retriever import HybridRetriever
+from rag.retrieval.sanitize import drop_instructions, has_instructions
+from rag.state import StageTimer, State, abstained
 from stores.chinese_script import script_language
 from stores.ner import query_entities
 from stores.text import language_of

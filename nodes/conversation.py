@@ -3,7 +3,7 @@
 conversation (the first node): the question is the last user message when a chat client sent `messages`, else
 `question`; on a thread it is resolved against the earlier turns when it is a follow-up ("and where was he
 born?" -> "Where was Pyotr Kapitsa born?"), by the chat model when `llm_followup` is on (validated, the rule on
-failure) and by cragraph.retrieval.followup's rule otherwise, recorded in the trace. It also refuses a review
+failure) and by rag.retrieval.followup's rule otherwise, recorded in the trace. It also refuses a review
 setting that cannot pause (no checkpointer) before any work is done.
 
 respond (the last node): the answer as an AIMessage on the `messages` channel, so chat clients (Agent Chat UI,
@@ -21,14 +21,14 @@ from langgraph.config import get_config
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.runtime import Runtime
 
-from cragraph.config import operator
-from cragraph.context import Context
-from cragraph.models.chat import message_text
-from cragraph.models.structured import ask_structured
-from cragraph.retrieval.followup import Resolution, resolve
-from cragraph.state import RUN_START, StageTimer, State, Turn
+from models.chat import message_text
+from models.structured import ask_structured
 from nodes._runtime import settings_of
 from prompts.followup import StandaloneQuestion, followup_messages
+from rag.config import operator
+from rag.context import Context
+from rag.retrieval.followup import Resolution, resolve
+from rag.state import RUN_START, StageTimer, State, Turn
 
 MAX_GROWTH_CHARS = 200  # an LLM rewrite may add names, not paragraphs
 KEPT_TURNS = 3  # turns a `{"question": ...}` thread keeps before its last one, for "what about X?"

@@ -12,17 +12,17 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from cragraph.context import Context
-from cragraph.knowledge.passages import passage_text
-from cragraph.knowledge.selection import facet_texts
-from cragraph.knowledge.vectors import stored_cosines
-from cragraph.models.embedder import canonical_name
-from cragraph.state import StageTimer, State
 from evaluators.base import grade as crag_grade
 from evaluators.cosine import CosineEvaluator, map_cosines
 from evaluators.llm_grader import LLMGraderEvaluator
 from evaluators.registry import load_evaluator
+from models.embedder import canonical_name
 from nodes._runtime import bundle_of, evaluator_of, settings_of, thresholds_for
+from rag.context import Context
+from rag.knowledge.passages import passage_text
+from rag.knowledge.selection import facet_texts
+from rag.knowledge.vectors import stored_cosines
+from rag.state import StageTimer, State
 
 # More than this share of an LLM grader's replies unparsed: the grade is made by FALLBACK_EVALUATOR instead.
 UNPARSED_LIMIT = 0.5

@@ -1,8 +1,8 @@
 """highlight: sentence-level evidence per selected passage and, when switched on, a compressed context.
 
 Runs between select and answer. Every passage of the selected context is cut into the answer's own units
-(cragraph.knowledge.strips: sentences, short ones joined) and scored by
-cragraph.knowledge.evidence.scored_sentences, the scoring the answer uses (the run's evaluator, by default the
+(rag.knowledge.strips: sentences, short ones joined) and scored by
+rag.knowledge.evidence.scored_sentences, the scoring the answer uses (the run's evaluator, by default the
 calibrated cosine on the index's embedder; strips refine already scored are reused). For a multi-hop plan
 each strip also gets the best score against a sub-question (facet), so evidence for every hop survives. The
 best strips are kept per passage (`highlight_per_passage`) and overall (`highlight_total`), at or above the
@@ -25,12 +25,12 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from cragraph.config import operator
-from cragraph.context import Context
-from cragraph.knowledge.evidence import add_facet_scores, choose_evidence, compress, located_units, scored_sentences
-from cragraph.knowledge.selection import facet_texts
-from cragraph.state import StageTimer, State
 from nodes._runtime import bundle_of, lazy_evaluator, settings_of, thresholds_for
+from rag.config import operator
+from rag.context import Context
+from rag.knowledge.evidence import add_facet_scores, choose_evidence, compress, located_units, scored_sentences
+from rag.knowledge.selection import facet_texts
+from rag.state import StageTimer, State
 
 
 def highlight(state: State, runtime: Runtime[Context]) -> dict[str, Any]:

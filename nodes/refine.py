@@ -1,5 +1,5 @@
 """refine: decompose the kept passages into knowledge strips, score each strip, drop those under the strip
-threshold (none at the default), recompose in order (cragraph.knowledge.strips; the web branch refines its
+threshold (none at the default), recompose in order (rag.knowledge.strips; the web branch refines its
 results the same way). Passages graded incorrect reach here only when neither the web nor another retrieval round
 can replace them: all are kept, since the grader found none it could tell apart, and the answer's decision, which
 knows the verdict, judges what they say."""
@@ -11,11 +11,11 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from cragraph.config import operator
-from cragraph.context import Context
-from cragraph.knowledge.strips import multihop_floor, passages_to_refine, refine_passages
-from cragraph.state import StageTimer, State
 from nodes._runtime import bundle_of, evaluator_of, settings_of, thresholds_for
+from rag.config import operator
+from rag.context import Context
+from rag.knowledge.strips import multihop_floor, passages_to_refine, refine_passages
+from rag.state import StageTimer, State
 
 
 def refine(state: State, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -12,15 +12,15 @@ from typing import Any
 import numpy as np
 from langgraph.runtime import Runtime
 
-from cragraph.config import operator
-from cragraph.config.sections import RerankSettings
-from cragraph.context import Context
-from cragraph.knowledge.passages import passage_text
-from cragraph.knowledge.vectors import stored_cosines
-from cragraph.retrieval.strategy import LATENCY_STATS
-from cragraph.state import StageTimer, State
 from evaluators.registry import load_evaluator
 from nodes._runtime import bundle_of, settings_of
+from rag.config import operator
+from rag.config.sections import RerankSettings
+from rag.context import Context
+from rag.knowledge.passages import passage_text
+from rag.knowledge.vectors import stored_cosines
+from rag.retrieval.strategy import LATENCY_STATS
+from rag.state import StageTimer, State
 
 
 def rerank(state: State, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """retrieve: hybrid BM25 + dense search over the query and its variants, plus the switched-on techniques.
 
 The techniques (entities, rule variants, RM3, query-class alpha, gated Query2Doc / HyDE, metadata boosts) run
-in cragraph.retrieval.techniques; which of them may run is capped by the strategy (cragraph.retrieval.strategy:
+in rag.retrieval.techniques; which of them may run is capped by the strategy (rag.retrieval.strategy:
 a latency budget or strategy=auto). The trace says what ran, what was skipped and why; the output carries the strategy.
 """
 
@@ -12,19 +12,19 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from cragraph.config import operator
-from cragraph.context import Context
-from cragraph.knowledge.passages import passage_of
-from cragraph.models.chat import load_chat_model, message_text
-from cragraph.models.structured import warn_unusable
-from cragraph.retrieval.analysis import analysis_of
-from cragraph.retrieval.full_document import whole_documents
-from cragraph.retrieval.retriever import HybridRetriever, QueryError
-from cragraph.retrieval.strategy import LATENCY_STATS, STRATEGY_FULL_DOCUMENT, apply_strategy, choose_strategy
-from cragraph.retrieval.techniques import PseudoDocWriter, run_techniques
-from cragraph.state import StageTimer, State
+from models.chat import load_chat_model, message_text
+from models.structured import warn_unusable
 from nodes._runtime import bundle_of, settings_of, visible_of
 from prompts.expansion import expansion_messages
+from rag.config import operator
+from rag.context import Context
+from rag.knowledge.passages import passage_of
+from rag.retrieval.analysis import analysis_of
+from rag.retrieval.full_document import whole_documents
+from rag.retrieval.retriever import HybridRetriever, QueryError
+from rag.retrieval.strategy import LATENCY_STATS, STRATEGY_FULL_DOCUMENT, apply_strategy, choose_strategy
+from rag.retrieval.techniques import PseudoDocWriter, run_techniques
+from rag.state import StageTimer, State
 
 
 def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -15,8 +15,8 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from cragraph.context import Context
-from cragraph.state import StageTimer, State, abstained
+from rag.context import Context
+from rag.state import StageTimer, State, abstained
 from stores.text import language_of
 
 WEB_ACTIONS = ("approve", "skip", "reject")

@@ -12,14 +12,14 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from cragraph.config import operator
-from cragraph.context import Context
-from cragraph.knowledge.passages import passage_text
-from cragraph.models.structured import ask_structured
-from cragraph.retrieval.multi_query import content_words, keyword_form
-from cragraph.state import StageTimer, State
+from models.structured import ask_structured
 from nodes._runtime import settings_of
 from prompts.rewrite import Rewrites, rewrite_messages
+from rag.config import operator
+from rag.context import Context
+from rag.knowledge.passages import passage_text
+from rag.retrieval.multi_query import content_words, keyword_form
+from rag.state import StageTimer, State
 from stores.text import language_of
 
 

@@ -1,6 +1,6 @@
 """route: which retrieval tool answers this question, and on a re-retrieval round, the next tool to try.
 
-First round, three tiers, each with its confidence in the trace: the rules (cragraph.retrieval.strategy.recommend:
+First round, three tiers, each with its confidence in the trace: the rules (rag.retrieval.strategy.recommend:
 bilingual keyword and pattern rules, no model) when `strategy` is auto (an enumeration question is routed to the
 full-document read in manual mode too); the optional LLM classifier (`llm_route`: single-hop or multi-hop,
 validated JSON, the rule route kept when the reply is unusable); the last-resort pattern tier (the rule
@@ -15,14 +15,14 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from cragraph.config import operator
-from cragraph.context import Context
-from cragraph.models.structured import ask_structured
-from cragraph.retrieval.analysis import QueryAnalysis, analysis_of
-from cragraph.retrieval.strategy import choose_strategy, escalate
-from cragraph.state import StageTimer, State
+from models.structured import ask_structured
 from nodes._runtime import bundle_of, settings_of
 from prompts.route import RouteChoice, route_messages
+from rag.config import operator
+from rag.context import Context
+from rag.retrieval.analysis import QueryAnalysis, analysis_of
+from rag.retrieval.strategy import choose_strategy, escalate
+from rag.state import StageTimer, State
 
 
 def route(state: State, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""select: coverage-aware greedy choice of the context the answer may use (cragraph.knowledge.selection). After an
+"""select: coverage-aware greedy choice of the context the answer may use (rag.knowledge.selection). After an
 incorrect grade the web's passages replace the index's; without them, the index's are chosen from (graph.routes).
 
 An index passage is represented by its stored chunk vector, refined or not (refinement only drops weak strips,
@@ -12,12 +12,12 @@ from typing import Any
 import numpy as np
 from langgraph.runtime import Runtime
 
-from cragraph.config import operator
-from cragraph.context import Context
-from cragraph.knowledge.selection import facet_texts, greedy_coverage
-from cragraph.knowledge.vectors import passage_vectors, query_vector
-from cragraph.state import StageTimer, State
 from nodes._runtime import bundle_of, settings_of
+from rag.config import operator
+from rag.context import Context
+from rag.knowledge.selection import facet_texts, greedy_coverage
+from rag.knowledge.vectors import passage_vectors, query_vector
+from rag.state import StageTimer, State
 
 
 def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -13,15 +13,15 @@ from typing import Any
 import numpy as np
 from langgraph.runtime import Runtime
 
-from cragraph.config import operator
-from cragraph.context import Context
-from cragraph.knowledge.vectors import query_vector
-from cragraph.models.structured import ask_structured
-from cragraph.policy import checked_question
-from cragraph.retrieval.analysis import analyse
-from cragraph.state import StageTimer, State, new_run
+from models.structured import ask_structured
 from nodes._runtime import bundle_of, settings_of
 from prompts.rewrite import Rewrites, rewrite_messages
+from rag.config import operator
+from rag.context import Context
+from rag.knowledge.vectors import query_vector
+from rag.policy import checked_question
+from rag.retrieval.analysis import analyse
+from rag.state import StageTimer, State, new_run
 
 
 def understand(state: State, runtime: Runtime[Context]) -> dict[str, Any]:

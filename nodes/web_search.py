@@ -11,16 +11,16 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from cragraph.config import operator
-from cragraph.context import Context
-from cragraph.knowledge.passages import passage_text, web_passage
-from cragraph.knowledge.strips import multihop_floor, passages_to_refine, refine_passages
-from cragraph.models.structured import ask_structured
-from cragraph.retrieval.multi_query import keyword_form
-from cragraph.retrieval.web import WebSearchClient, WebSearchError
-from cragraph.state import StageTimer, State
+from models.structured import ask_structured
 from nodes._runtime import bundle_of, evaluator_of, settings_of, thresholds_for
 from prompts.web_query import WebQuery, web_query_messages
+from rag.config import operator
+from rag.context import Context
+from rag.knowledge.passages import passage_text, web_passage
+from rag.knowledge.strips import multihop_floor, passages_to_refine, refine_passages
+from rag.retrieval.multi_query import keyword_form
+from rag.retrieval.web import WebSearchClient, WebSearchError
+from rag.state import StageTimer, State
 from stores.text import language_of
 
 

@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cragraph.models.embedder import Embedder, canonical_name, load_embedder
+from models.embedder import Embedder, canonical_name, load_embedder
 from stores.bm25 import BM25Index
 from stores.dense import DenseIndex
 from stores.docstore import DOCSTORE_FILE, DocStore

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from cragraph.models.embedder import Embedder
-from cragraph.models.paths import cache_root
+from models.embedder import Embedder
+from models.paths import cache_root
 
 CACHE_FILE = "embeddings.sqlite"
 

@@ -80,7 +80,7 @@ def tiny_embedder_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _operator_defaults():
     """Each test starts from the operator configuration its environment gives: a change a test made
     (use_operator, an environment variable a command read) ends with it."""
-    from cragraph import config
+    from rag import config
 
     config._override.clear()
     config.loaded.cache_clear()

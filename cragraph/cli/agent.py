@@ -112,8 +112,8 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def build_context(args: argparse.Namespace) -> Any:
     from cragraph.cli.options import CONTEXT_OPTIONS, DEFAULT_INDEX, index_location
-    from cragraph.config import reload
-    from cragraph.context import Context
+    from rag.config import reload
+    from rag.context import Context
 
     reload()  # the operator configuration, read when the command starts: a mistake is refused before any question
 
@@ -133,9 +133,9 @@ def set_values(items: list[str]) -> dict[str, Any]:
     """`--set FIELD=VALUE` items as typed Context values; a bad one raises, naming what was expected."""
     from dataclasses import fields
 
-    from cragraph.context import Context, parse_setting
-    from cragraph.policy import unknown_fields
-    from cragraph.settings import kind_text
+    from rag.context import Context, parse_setting
+    from rag.policy import unknown_fields
+    from rag.settings import kind_text
 
     hints = typing.get_type_hints(Context)
     known = {f.name for f in fields(Context)}
@@ -308,8 +308,8 @@ def stdin_questions(stream: typing.TextIO) -> typing.Iterator[str]:
 
 def run_recommend(args: argparse.Namespace) -> int:
     """Each question through the graph with recommend_only: the route node picks the strategy and the run ends."""
-    from cragraph.context import Context
     from graph import graph
+    from rag.context import Context
 
     if not Path(args.index).exists():
         raise FileNotFoundError(f"no index at {args.index}; build one with `cragraph index PATH --index {args.index}`")
@@ -336,7 +336,7 @@ _UNPRINTABLE = re.compile("[\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\u20
 def print_result(result: dict[str, Any], args: argparse.Namespace) -> None:
     """The result as JSON or as text for a terminal. Text from documents or the web can carry terminal escape
     sequences: JSON escapes every control and bidi character (`\\u001b`), the text form drops them."""
-    from cragraph.retrieval.sanitize import without_controls as plain
+    from rag.retrieval.sanitize import without_controls as plain
 
     if args.json:  # one line: several results make JSON Lines
         print(_UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(result, ensure_ascii=False)))
@@ -364,7 +364,7 @@ def print_result(result: dict[str, Any], args: argparse.Namespace) -> None:
 
 
 def _print_citations(cited: list[dict[str, Any]]) -> None:
-    from cragraph.retrieval.sanitize import without_controls as plain
+    from rag.retrieval.sanitize import without_controls as plain
 
     if cited:
         print("\nCitations:")
@@ -435,7 +435,7 @@ def run_serve(args: argparse.Namespace) -> int:
     )
     from cragraph.cli.child import run_child
     from cragraph.cli.options import index_location
-    from cragraph.config import reload
+    from rag.config import reload
 
     reload()  # refused here, naming the key, rather than in the server's log
     backend, location = index_location(args.backend, args.uri, args.index)

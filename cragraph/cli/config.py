@@ -41,7 +41,7 @@ def render(loaded: Any) -> str:
 
 
 def run_config(args: argparse.Namespace) -> int:
-    from cragraph.config import reload
+    from rag.config import reload
 
     print(render(reload()))
     return 0

@@ -1,11 +1,10 @@
-"""The `cragraph` command line: index, search, ask, serve, eval folder; from a source checkout also the lab's
-bench, eval retrieval / qa and training commands (cragraph_lab/, not in the wheel)."""
+"""The `cragraph` command line: index, search, ask, serve, eval folder. The lab's commands (bench, eval retrieval /
+qa, training) are not the product's: each says to run `python -m cragraph_lab ...` from a source checkout."""
 
 from __future__ import annotations
 
 import argparse
 import difflib
-import importlib
 import json
 import logging
 import os
@@ -21,7 +20,6 @@ from cragraph.cli.plan import register as register_plan_commands
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from types import ModuleType
 
     from stores.backend import Index
     from stores.bundle import IngestReport
@@ -41,10 +39,15 @@ EXAMPLES = """examples:
 
 
 def main(argv: list[str] | None = None) -> int:
+    return run_command(_parser(), argv)
+
+
+def run_command(parser: argparse.ArgumentParser, argv: list[str] | None = None) -> int:
+    """Parse `argv` (default: the process's arguments) with `parser` and run the command it names; a mistake a user
+    can mend prints one line. The lab's command line (`python -m cragraph_lab`) runs its own parser through this."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    parser = _parser()
     args, extra = parser.parse_known_args(argv)
     # argparse would blame the top-level command; the command given has the usage that helps. A lab placeholder
     # takes any arguments: it only says where the command lives.
@@ -62,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 1
     except Exception as error:
-        from cragraph.reader import ReaderWeightsError
+        from rag.reader import ReaderWeightsError
         from stores.bundle import BundleError
 
         if isinstance(error, (BundleError, ReaderWeightsError)):  # each names its file and the way to rebuild it
@@ -145,34 +148,11 @@ def _parser() -> argparse.ArgumentParser:
     evaluate = commands.add_parser("eval", help="answer a questions file over your own documents")
     targets = evaluate.add_subparsers(title="what to evaluate")
     add_eval_folder(targets)
-    lab = lab_commands()
-    if lab is not None:
-        lab.register(commands, targets)
-    else:
-        _lab_placeholders(commands, targets)
+    _lab_placeholders(commands, targets)
     return parser
 
 
-LAB_HINT = ("is a lab tool: it lives in the source tree (cragraph_lab/), not in the installed package. "
-            "Run it from a source checkout after `make install`.")
-
-
-def lab_commands() -> ModuleType | None:
-    """The lab's command registry (cragraph_lab.cli) when this is a source checkout, else None.
-
-    The lab is not in the wheel. In a checkout it is importable from the working directory (tests, `python -m`)
-    or sits beside the `cragraph` package that runs (an editable `make install`), and is then put on the path.
-    The product imports nothing from it: this is the one place that looks for it, by name."""
-    try:
-        return importlib.import_module("cragraph_lab.cli")
-    except ModuleNotFoundError as error:
-        if error.name not in ("cragraph_lab", "cragraph_lab.cli"):
-            raise
-    root = Path(__file__).resolve().parents[2]
-    if not ((root / "cragraph_lab" / "cli" / "__init__.py").is_file() and (root / "pyproject.toml").is_file()):
-        return None
-    sys.path.append(str(root))
-    return importlib.import_module("cragraph_lab.cli")
+LAB_HINT = "is a lab tool, not in the installed package: from a source checkout, after `make install`, run"
 
 
 LAB_COMMANDS = {"bench": "speed, calibration and training measurements",
@@ -185,16 +165,18 @@ LAB_EVAL_TARGETS = {"retrieval": "R@k per retrieval mode over benchmark sets",
 
 
 def _lab_placeholders(commands: argparse._SubParsersAction, targets: argparse._SubParsersAction) -> None:
-    """The lab's commands where the lab is absent (an installed wheel): each says where it lives."""
-    for group, names, prefix in ((commands, LAB_COMMANDS, "cragraph"), (targets, LAB_EVAL_TARGETS, "cragraph eval")):
+    """The lab's commands, which live in cragraph_lab/ (a source checkout, not the wheel) and run as
+    `python -m cragraph_lab ...`: each takes any arguments and says so in one line."""
+    for group, names, prefix in ((commands, LAB_COMMANDS, ""), (targets, LAB_EVAL_TARGETS, "eval ")):
         for name, what in names.items():
-            placeholder = group.add_parser(name, help=f"{what} (lab: source checkout only)", add_help=False)
-            placeholder.set_defaults(run=_lab_missing(f"{prefix} {name}"), lab_only=True)
+            placeholder = group.add_parser(name, help=f"{what} (lab: python -m cragraph_lab {prefix}{name})",
+                                           add_help=False)
+            placeholder.set_defaults(run=_lab_missing(f"{prefix}{name}"), lab_only=True)
 
 
 def _lab_missing(command: str) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
-        print(f"error: `{command}` {LAB_HINT}", file=sys.stderr)
+        print(f"error: `cragraph {command}` {LAB_HINT} `python -m cragraph_lab {command} ...`", file=sys.stderr)
         return 2
 
     return run
@@ -217,7 +199,7 @@ def _use_workers(workers: int | None) -> None:
     process would load its own copy of the model (about 1 GB with the ONNX graph)."""
     if workers is None:
         return
-    from cragraph.models.onnx_embedder import THREADS_ENV
+    from models.onnx_embedder import THREADS_ENV
 
     os.environ[THREADS_ENV] = str(workers)
     import torch
@@ -299,7 +281,7 @@ def _diagram(args: argparse.Namespace) -> int:
 
 
 def _search(args: argparse.Namespace) -> int:
-    from cragraph.retrieval.retriever import HybridRetriever
+    from rag.retrieval.retriever import HybridRetriever
     from stores.backend import open_index
 
     bundle = open_index(*index_location(getattr(args, "backend", None), getattr(args, "uri", None), args.index))

@@ -60,7 +60,7 @@ class ContextDefaults(argparse.HelpFormatter):
         field = CONTEXT_OPTIONS.get(action.dest)
         if not field:
             return text
-        from cragraph.context import Context
+        from rag.context import Context
 
         value = getattr(Context(), field)
         shown = ("on" if value else "off") if isinstance(value, bool) else str(value)

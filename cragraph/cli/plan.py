@@ -56,9 +56,9 @@ def _find_dsl(value: Any) -> str | None:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from cragraph.context import Context
-    from cragraph.planning.dsl import parse_dsl
     from nodes.multihop.execute import run_plan
+    from rag.context import Context
+    from rag.planning.dsl import parse_dsl
 
     plan = parse_dsl(plan_text(Path(args.file).read_text(encoding="utf-8")))
     question = args.question or _plan_question(plan)

@@ -39,8 +39,8 @@ def answer_folder(corpus: Path, questions: Sequence[dict[str, Any]], index: Path
 def answer_questions(questions: Sequence[dict[str, Any]], index: Path, overrides: dict[str, Any] | None = None,
                      progress: bool = True) -> list[dict[str, Any]]:
     """Answer every question with the graph over an index already built; one record each."""
-    from cragraph.context import Context
     from graph import graph
+    from rag.context import Context
 
     context = Context(**{"index": str(index), "web_search": False, **(overrides or {})})
     records = []
@@ -57,7 +57,7 @@ def answer_questions(questions: Sequence[dict[str, Any]], index: Path, overrides
             "confidence": result.get("confidence") or (result.get("withheld") or {}).get("confidence"),
             "chain": answer.get("chain") or [],
             "ms": round(elapsed, 1),
-            # what `cragraph bench decision-training` reads: every candidate the answer node weighed
+            # what `python -m cragraph_lab bench decision-training` reads: every candidate the answer node weighed
             "mode": "crag-multihop",
             "unanswerable": not question.get("answers"),
             "candidates": answer.get("candidates") or [],

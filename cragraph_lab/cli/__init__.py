@@ -1,4 +1,4 @@
-"""The lab's `cragraph` commands, added by cragraph/cli/main.py when it runs from a source checkout:
+"""The lab's commands, run as `python -m cragraph_lab COMMAND ...` (cragraph_lab/cli/main.py):
 `bench ...`, `train-evaluator`, `web-standin`, and `eval retrieval | evaluator | qa | qa-suite`.
 Building the parsers imports nothing heavy: each module loads when its command runs."""
 

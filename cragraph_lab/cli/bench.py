@@ -1,22 +1,22 @@
-"""`cragraph bench ...`: the measurements behind the README's numbers that are not `cragraph eval` runs.
+"""`python -m cragraph_lab bench ...`: the measurements behind the README's numbers that are not `cragraph eval` runs.
 
-    cragraph bench ask-latency --index DIR --file QUESTIONS     per-stage latency of the agent (ask_latency.py)
-    cragraph bench cold-ask --checkout A --checkout B --index I  cold `cragraph ask` side by side (cold_ask.py)
-    cragraph bench bm25-speed --chunks 100000 --out FILE        BM25Index vs rank-bm25 (bm25_speed.py)
-    cragraph bench semantic-calibration RESULTS.jsonl ...       SemMatch thresholds (semantic_match.py)
-    cragraph bench training-data                                the evaluator's data folders (training_data.py)
-    cragraph bench cosine-calibration DIR                       cosine evaluator points (cosine_calibration.py)
-    cragraph bench reader-training --out DIR                    the short-answer reader (reader_training.py)
-    cragraph bench verifier-training --out DIR                  the verifier (verifier_training.py)
-    cragraph bench verifier-eval --out FILE                     verifier vs evaluator head, held out (verifier_eval.py)
-    cragraph bench decision-data                                the answer decision's training folders
-    cragraph bench decision-training RESULTS.jsonl ...          the answer decision (decision_training.py)
-    cragraph bench decision-replay NEW_RUNS OLD_RUNS             a run re-decided, paired (decision_replay.py)
-    cragraph bench crosslingual --corpus DIR --questions DIR ... retrieval across languages (crosslingual.py)
-    cragraph bench query-means --out DIR                        cross-lingual language means (query_means.py)
-    cragraph bench embed-speed --chunks 300 --repeats 3         chunks/s per embedding backend (embed_speed.py)
-    cragraph bench skeleton-speed INDEX --share 0.25            NER time, all vs skeleton (skeleton_speed.py)
-    cragraph bench scale --sizes 10000,100000 --out FILE        the bundle's scale curve (scale.py)
+    ask-latency --index DIR --file QUESTIONS                    per-stage latency of the agent (ask_latency.py)
+    cold-ask --checkout A --checkout B --index I                 cold `cragraph ask` side by side (cold_ask.py)
+    bm25-speed --chunks 100000 --out FILE                       BM25Index vs rank-bm25 (bm25_speed.py)
+    semantic-calibration RESULTS.jsonl ...                      SemMatch thresholds (semantic_match.py)
+    training-data                                               the evaluator's data folders (training_data.py)
+    cosine-calibration DIR                                      cosine evaluator points (cosine_calibration.py)
+    reader-training --out DIR                                   the short-answer reader (reader_training.py)
+    verifier-training --out DIR                                 the verifier (verifier_training.py)
+    verifier-eval --out FILE                                    verifier vs evaluator head, held out (verifier_eval.py)
+    decision-data                                               the answer decision's training folders
+    decision-training RESULTS.jsonl ...                         the answer decision (decision_training.py)
+    decision-replay NEW_RUNS OLD_RUNS                            a run re-decided, paired (decision_replay.py)
+    crosslingual --corpus DIR --questions DIR ...                retrieval across languages (crosslingual.py)
+    query-means --out DIR                                       cross-lingual language means (query_means.py)
+    embed-speed --chunks 300 --repeats 3                        chunks/s per embedding backend (embed_speed.py)
+    skeleton-speed INDEX --share 0.25                           NER time, all vs skeleton (skeleton_speed.py)
+    scale --sizes 10000,100000 --out FILE                       the bundle's scale curve (scale.py)
 
 The modules named are cragraph_lab/'s; cragraph_lab/cli/__init__.py wires the group in with `register(commands)`.
 Each handler parses, calls the plain bench function and prints; the bench modules load only when their command
@@ -70,7 +70,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     semantic = benches.add_parser(
         "semantic-calibration", help="calibrate the semantic-match threshold per answer script on QA result files",
         description="Calibrate the semantic-match threshold on QA result files.")
-    semantic.add_argument("results", nargs="+", type=Path, help="results.jsonl files of `cragraph eval qa` runs")
+    semantic.add_argument("results", nargs="+", type=Path,
+                          help="results.jsonl files of `python -m cragraph_lab eval qa` runs")
     semantic.add_argument("--embedder", default="e5-small")
     semantic.set_defaults(run=_semantic_calibration)
 
@@ -95,7 +96,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
     reader = benches.add_parser(
         "reader-training", help="train the short-answer reader on the training sets (writes reader.npz + "
-                                "config.json; copy them to cragraph/reader/weights or point reader_path at them)",
+                                "config.json; copy them to rag/reader/weights or point reader_path at them)",
         description="Train the short-answer reader on training data only")
     _training_arguments(reader, "reader.npz and config.json")
     reader.add_argument("--rerank-only", action="store_true",
@@ -104,7 +105,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
     verifier = benches.add_parser(
         "verifier-training", help="train the verifier (does this passage state the answer?) on the training sets "
-                                  "(writes verifier.npz + verifier.json; copy them to cragraph/reader/weights)",
+                                  "(writes verifier.npz + verifier.json; copy them to rag/reader/weights)",
         description="Train the verifier on training data only; resumes from --out/checkpoint.pt")
     _training_arguments(verifier, "verifier.npz and verifier.json")
     verifier.set_defaults(run=_verifier_training)
@@ -125,10 +126,12 @@ def register(commands: argparse._SubParsersAction) -> None:
         "decision-training",
         help="fit the answer decision (the probability that a candidate answer is right) from eval qa runs on "
              "training questions; measures its calibration out of fold",
-        description="Reads the candidates recorded by `cragraph eval qa --modes crag-multihop --unanswerable 0.5` "
+        description="Reads the candidates recorded by `python -m cragraph_lab eval qa --modes crag-multihop "
+                    "--unanswerable 0.5` "
                     "runs on training sets, prints the out-of-fold calibration (ECE) and Truth against the "
                     "replaced answer gates, and writes the weights fitted on every candidate.")
-    decision.add_argument("results", nargs="+", type=Path, help="results.jsonl files of `cragraph eval qa` runs")
+    decision.add_argument("results", nargs="+", type=Path,
+                          help="results.jsonl files of `python -m cragraph_lab eval qa` runs")
     decision.add_argument("--out", type=Path, help="weights file (default: the packaged decision.json)")
     decision.add_argument("--plot", type=Path, help="write the reliability plot (PNG) here")
     decision.add_argument("--mode", default="crag-multihop", help="the mode whose candidates are read")
@@ -429,8 +432,8 @@ def _decision_data(args: argparse.Namespace) -> int:
 def _decision_training(args: argparse.Namespace) -> int:
     import json
 
-    from cragraph.answering.decision import DEFAULT_WEIGHTS
     from cragraph_lab.decision_training import train_decision
+    from rag.answering.decision import DEFAULT_WEIGHTS
 
     try:
         report = train_decision(args.results, args.out or DEFAULT_WEIGHTS, args.plot, args.mode)
@@ -452,8 +455,8 @@ def _long_documents(args: argparse.Namespace) -> int:
 
 
 def _decision_replay(args: argparse.Namespace) -> int:
-    from cragraph.answering.decision import load_decision
     from cragraph_lab.decision_replay import markdown, replay
+    from rag.answering.decision import load_decision
 
     model = load_decision(args.weights)
     print("| set | metric | old | new | new - old [95%] |\n|---|---|---|---|---|")

@@ -1,4 +1,5 @@
-"""Command-line pieces for the relevance evaluator: `cragraph eval evaluator` and `cragraph train-evaluator`.
+"""Command-line pieces for the relevance evaluator: `python -m cragraph_lab eval evaluator` and `python -m
+cragraph_lab train-evaluator`.
 
 cragraph/cli/main.py wires them in: `add_eval_evaluator(targets)` on the `eval` sub-command's subparsers and
 `add_train_evaluator(commands)` on the top-level subparsers. Building the parsers imports nothing heavy (the

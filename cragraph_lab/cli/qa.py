@@ -1,6 +1,6 @@
-"""`cragraph eval qa` (cragraph_lab/qa.py: one set) and `cragraph eval qa-suite` (cragraph_lab/qa_suite.py: every
-set, then its results page under runs/qa generated). cragraph_lab/cli/__init__.py wires them in
-with `add_eval_qa(targets)` and `add_eval_qa_suite(targets)` on the `eval` sub-command's subparsers. The suite's
+"""`python -m cragraph_lab eval qa` (cragraph_lab/qa.py: one set) and `python -m cragraph_lab eval qa-suite`
+(cragraph_lab/qa_suite.py: every set, then its results page under runs/qa generated). cragraph_lab/cli/__init__.py wires
+them in with `add_eval_qa(targets)` and `add_eval_qa_suite(targets)` on the `eval` sub-command's subparsers. The suite's
 options are parsed here into a cragraph_lab.qa_suite.SuiteConfig. Heavy imports happen only when a command runs."""
 
 from __future__ import annotations

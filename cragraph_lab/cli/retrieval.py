@@ -1,4 +1,4 @@
-"""`cragraph eval retrieval`: R@k, AllGold@5, MRR and latency per retrieval mode over benchmark sets
+"""`python -m cragraph_lab eval retrieval`: R@k, AllGold@5, MRR and latency per retrieval mode over benchmark sets
 (cragraph_lab/retrieval.py), and `--ablate` (cragraph_lab/ablation.py)."""
 
 from __future__ import annotations

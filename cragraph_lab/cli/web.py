@@ -1,4 +1,5 @@
-"""`cragraph web-standin`: a Tavily-compatible search server over a corpus of its own, on a loopback address.
+"""`python -m cragraph_lab web-standin`: a Tavily-compatible search server over a corpus of its own,
+on a loopback address.
 
 Point the agent at it with CRAGRAPH_WEB__BASE_URL=URL (or TAVILY_BASE_URL) and any TAVILY_API_KEY (the one given
 with --api-key when there is one): the web branch then searches this corpus offline, through tavily-python.

@@ -7,14 +7,14 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from cragraph.config import operator
-from cragraph.context import Context
-from cragraph.models.structured import ask_structured
-from cragraph.planning.plan import CompiledPlan, Decomposition, compile_decomposition, validate_compiled
-from cragraph.planning.settings import MultihopSettings
-from cragraph.state import MultihopState, StageTimer
+from models.structured import ask_structured
 from nodes._runtime import settings_of
 from prompts.compile_plan import compile_messages
+from rag.config import operator
+from rag.context import Context
+from rag.planning.plan import CompiledPlan, Decomposition, compile_decomposition, validate_compiled
+from rag.planning.settings import MultihopSettings
+from rag.state import MultihopState, StageTimer
 
 
 def plan_compile(state: MultihopState, runtime: Runtime[Context]) -> dict[str, Any]:

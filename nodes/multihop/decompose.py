@@ -12,15 +12,15 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from cragraph.config import operator
-from cragraph.context import Context
-from cragraph.models.structured import ask_structured
-from cragraph.planning.plan import Decomposition, SubQuestion
-from cragraph.planning.rules import rule_decomposition
-from cragraph.retrieval.analysis import QueryAnalysis
-from cragraph.state import MultihopState, StageTimer
+from models.structured import ask_structured
 from nodes._runtime import settings_of
 from prompts.decompose import decompose_messages
+from rag.config import operator
+from rag.context import Context
+from rag.planning.plan import Decomposition, SubQuestion
+from rag.planning.rules import rule_decomposition
+from rag.retrieval.analysis import QueryAnalysis
+from rag.state import MultihopState, StageTimer
 from stores.text import language_of
 
 

@@ -14,22 +14,22 @@ from typing import Any
 import numpy as np
 from langgraph.runtime import Runtime
 
-from cragraph.answering import rules
-from cragraph.config import operator
-from cragraph.context import Context
-from cragraph.knowledge.passages import passage_of
-from cragraph.models.structured import ask_structured
-from cragraph.planning.dsl import Plan
-from cragraph.planning.runtime import ExpandFn, PlanRun, PlanRuntime, ReadFn, ValueFn
-from cragraph.planning.settings import MultihopSettings
-from cragraph.reader import Passage
-from cragraph.reader.cache import load_reader
-from cragraph.retrieval.graph_walk import GraphSettings, graph_rerank
-from cragraph.retrieval.retriever import HybridRetriever
-from cragraph.state import MultihopState, StageTimer
+from models.structured import ask_structured
 from nodes._runtime import bundle_of, evaluator_of, settings_of, thresholds_for, visible_of
 from prompts.extract_answer import ShortAnswer, extract_answer_messages
 from prompts.synthesize import synthesize_messages
+from rag.answering import rules
+from rag.config import operator
+from rag.context import Context
+from rag.knowledge.passages import passage_of
+from rag.planning.dsl import Plan
+from rag.planning.runtime import ExpandFn, PlanRun, PlanRuntime, ReadFn, ValueFn
+from rag.planning.settings import MultihopSettings
+from rag.reader import Passage
+from rag.reader.cache import load_reader
+from rag.retrieval.graph_walk import GraphSettings, graph_rerank
+from rag.retrieval.retriever import HybridRetriever
+from rag.state import MultihopState, StageTimer
 from stores.backend import Index
 from stores.text import language_of
 from stores.types import Hit

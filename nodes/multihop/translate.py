@@ -7,10 +7,10 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from cragraph.context import Context
-from cragraph.planning.dsl import parse_dsl, to_dsl, translate
-from cragraph.planning.plan import CompiledPlan
-from cragraph.state import MultihopState, StageTimer
+from rag.context import Context
+from rag.planning.dsl import parse_dsl, to_dsl, translate
+from rag.planning.plan import CompiledPlan
+from rag.state import MultihopState, StageTimer
 
 
 def plan_translate(state: MultihopState, runtime: Runtime[Context]) -> dict[str, Any]:

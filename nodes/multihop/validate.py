@@ -10,10 +10,10 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
-from cragraph.config import operator
-from cragraph.context import Context
-from cragraph.planning.plan import Decomposition, validate_decomposition
-from cragraph.state import MultihopState, StageTimer
+from rag.config import operator
+from rag.context import Context
+from rag.planning.plan import Decomposition, validate_decomposition
+from rag.state import MultihopState, StageTimer
 
 
 def plan_validate(state: MultihopState, runtime: Runtime[Context]) -> dict[str, Any]:

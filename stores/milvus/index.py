@@ -23,7 +23,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from cragraph.models.embedder import Embedder, canonical_name, load_embedder
+from models.embedder import Embedder, canonical_name, load_embedder
 from stores.bundle import IndexSettings, IngestReport
 from stores.entity_graph import EntityGraph
 from stores.entity_index import EntityIndex

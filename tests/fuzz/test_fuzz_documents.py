@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cragraph.retrieval.retriever import HybridRetriever
+from rag.retrieval.retriever import HybridRetriever
 from stores.bundle import IndexBundle, IndexSettings
 from stores.loaders import load_documents
 from tests.fuzz.conftest import SCALE, examples, tally

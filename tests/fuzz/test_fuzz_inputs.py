@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cragraph.policy import field_names
+from rag.policy import field_names
 from stores.bundle import IndexBundle
 from stores.docstore import FilterError
 from tests.fixtures.graph import build_tiny_index, context, use_keyword_evaluator
@@ -44,7 +44,8 @@ def _run(target: str, run_input: object, run_context: object) -> None:
     try:
         result = graph.invoke(run_input, {"recursion_limit": 200}, context=run_context)
     except (ValueError, TypeError) as refused:  # TypeError: a Context field of the wrong type (policy.check_types)
-        assert str(refused) and type(refused).__module__.startswith(("cragraph", "stores", "nodes", "builtins")), (
+        assert str(refused) and type(refused).__module__.startswith(("cragraph", "rag", "models", "stores", "nodes",
+                                                                     "builtins")), (
             type(refused), refused)
         tally(target, refused=1)
         return

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cragraph.retrieval.retriever import HybridRetriever, QueryError
+from rag.retrieval.retriever import HybridRetriever, QueryError
 from stores.bundle import IndexBundle
 from stores.docstore import FilterError
 from stores.tokenize import tokenize

@@ -15,11 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from cragraph.models.structured import extract_json
-from cragraph.retrieval.web import WebSearchError, parse_results
+from models.structured import extract_json
 from prompts.extract_answer import ShortAnswer
 from prompts.rewrite import Rewrites
 from prompts.route import RouteChoice
+from rag.retrieval.web import WebSearchError, parse_results
 from tests.fuzz.conftest import examples, tally
 from tests.fuzz.strategies import ANY_CHAR, JSON_LIKE, PIECES
 

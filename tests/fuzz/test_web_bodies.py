@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from cragraph.retrieval.web import WebSearchClient, WebSearchError
+from rag.retrieval.web import WebSearchClient, WebSearchError
 from tests.fuzz.conftest import tally
 
 BIG_JSON = json.dumps(

@@ -1,4 +1,4 @@
-"""The plain-torch e5-small (cragraph/models/e5_torch.py) against the sentence-transformers model it stands in for:
+"""The plain-torch e5-small (models/e5_torch.py) against the sentence-transformers model it stands in for:
 the same token ids, the same hidden states bit for bit in fp32 and int8 (so the reader reads the states it was
 trained on), the same reader scores; and on an ONNX / OpenVINO embedder the reader and the evaluator load
 without importing sentence-transformers or transformers' model code (most of a cold `cragraph ask`)."""
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from cragraph.models.e5_torch import LightE5, light_e5
-from cragraph.models.embedder import load_embedder
+from models.e5_torch import LightE5, light_e5
+from models.embedder import load_embedder
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,9 +78,9 @@ def test_the_tokenizer_answers_the_readers_and_evaluators_calls_as_transformers_
 
 
 def test_the_reader_scores_the_same_on_either_model(sentence_transformers_e5):
-    from cragraph.reader.encoder import Bottom, embedder_bert
-    from cragraph.reader.reader import DEFAULT_WEIGHTS, Reader
-    from cragraph.reader.types import Passage
+    from rag.reader.encoder import Bottom, embedder_bert
+    from rag.reader.reader import DEFAULT_WEIGHTS, Reader
+    from rag.reader.types import Passage
 
     reader = Reader.load(DEFAULT_WEIGHTS)  # whichever the default backend gives
     int8 = sentence_transformers_e5[1]
@@ -94,12 +94,12 @@ def test_the_reader_scores_the_same_on_either_model(sentence_transformers_e5):
 
 
 def test_reader_and_evaluator_on_openvino_import_no_model_library():
-    from cragraph.models.e5_rebuild import ensure_rebuilt_e5_small
-    from cragraph.models.onnx_embedder import ensure_onnx
+    from models.e5_rebuild import ensure_rebuilt_e5_small
+    from models.onnx_embedder import ensure_onnx
 
     ensure_onnx(ensure_rebuilt_e5_small())  # exported once per user, with transformers: not this test's subject
     code = ("import sys\n"
-            "from cragraph.reader.cache import load_reader\n"
+            "from rag.reader.cache import load_reader\n"
             "from evaluators.embedded import EmbeddedEvaluator\n"
             "scores = EmbeddedEvaluator().score('who founded it?', ['Marie Curie founded it.', 'A river.'])\n"
             "reader = load_reader()\n"

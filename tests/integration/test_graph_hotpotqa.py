@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from cragraph.config import operator_config
-from cragraph.context import Context
 from graph import graph
+from rag.config import operator_config
+from rag.context import Context
 from stores.bundle import IndexBundle, IndexSettings
 from tests.fixtures.tavily_stub import TavilyStub
 

@@ -19,9 +19,9 @@ pytestmark = pytest.mark.integration
 def bundle():
     if not MUSIQUE.exists():
         pytest.skip(f"benchmark data {MUSIQUE} is not present (it sits beside the repo in development)")
-    from cragraph.models.paths import cache_root
     from cragraph_lab.datasets import load_dataset
     from cragraph_lab.retrieval import dataset_index
+    from models.paths import cache_root
 
     dataset = load_dataset(MUSIQUE)
     # The benchmark's index lives in the user's cache (tests redirect cache_root() into the checkout).
@@ -31,7 +31,7 @@ def bundle():
     if root is None:
         pytest.skip(
             f"the MuSiQue index is not built yet ({roots[-1] / name}); build it once with "
-            "`cragraph eval retrieval --dataset ../shared/data/hipporag_legacy_train100/musique "
+            "`python -m cragraph_lab eval retrieval --dataset ../shared/data/hipporag_legacy_train100/musique "
             "--modes hybrid,multihop`"
         )
     return dataset, dataset_index(dataset, "e5-small", root, progress=False)
@@ -39,10 +39,10 @@ def bundle():
 
 def test_multihop_evidence_finds_more_gold_than_single_step(bundle):
     from cragraph.evaluation.metrics import recall_at
-    from cragraph.retrieval.retriever import HybridRetriever, RetrievalSettings
     from cragraph_lab.multihop import multihop_context
     from cragraph_lab.retrieval import retriever_modes
     from graph.multihop import multihop_graph
+    from rag.retrieval.retriever import HybridRetriever, RetrievalSettings
 
     dataset, index = bundle
     settings = RetrievalSettings()

@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cragraph.models.e5_rebuild import ensure_rebuilt_e5_small
-from cragraph.models.embedder import load_embedder
-from cragraph.models.onnx_embedder import FP32_FILE, INT8_FILE, ensure_onnx, onnx_folder
+from models.e5_rebuild import ensure_rebuilt_e5_small
+from models.embedder import load_embedder
+from models.onnx_embedder import FP32_FILE, INT8_FILE, ensure_onnx, onnx_folder
 
 pytestmark = pytest.mark.integration
 HOTPOT = Path(__file__).resolve().parents[3] / "shared" / "data" / "hotpotqa_migres200" / "corpus.jsonl"
@@ -104,7 +104,7 @@ def test_graphs_are_cached_beside_the_rebuild() -> None:
 
 def test_folder_tokenizer_gives_the_transformers_ids(torch_e5) -> None:
     """The runner's tokenizer.json tokenizer and the SentenceTransformer's agree, truncation at 512 included."""
-    from cragraph.models.onnx_embedder import FolderTokenizer
+    from models.onnx_embedder import FolderTokenizer
 
     texts = ["query: " + t for t in MIXED] + ["passage: " + t for t in _real_passages(16)] + ["  two  spaces  "]
     tokenizer = FolderTokenizer(ensure_rebuilt_e5_small() / "tokenizer.json", 512)
@@ -118,7 +118,7 @@ def test_embedding_on_a_runner_imports_neither_transformers_nor_torch(backend) -
     """A search on a runner backend embeds its query without sentence-transformers, transformers or torch (their
     imports were most of a cold `cragraph search`); reading `model` still opens the SentenceTransformer."""
     code = ("import sys\n"
-            "from cragraph.models.embedder import load_embedder\n"
+            "from models.embedder import load_embedder\n"
             f"embedder = load_embedder('e5-small', backend='{backend}')\n"
             "assert embedder.embed_queries(['who built the eiffel tower']).shape == (1, 384)\n"
             "print(sorted(m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules))\n"
@@ -134,8 +134,8 @@ def test_embedding_on_a_runner_imports_neither_transformers_nor_torch(backend) -
 def test_a_bundle_built_on_torch_opens_searches_and_grows_on_the_default_backend(tmp_path, monkeypatch) -> None:
     """The default backend changed from torch to OpenVINO (issue 44): an index a user built on torch opens,
     answers the same search and takes new documents, its old torch vectors beside the new OpenVINO ones."""
-    from cragraph.models.onnx_embedder import BACKEND_ENV, DEFAULT_BACKEND
-    from cragraph.retrieval.retriever import HybridRetriever
+    from models.onnx_embedder import BACKEND_ENV, DEFAULT_BACKEND
+    from rag.retrieval.retriever import HybridRetriever
     from stores.bundle import IndexBundle, IndexSettings
 
     assert DEFAULT_BACKEND == "openvino"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cragraph.context import Context
 from graph import graph
+from rag.context import Context
 from stores.bundle import IndexBundle, IndexSettings
 
 pytestmark = pytest.mark.integration

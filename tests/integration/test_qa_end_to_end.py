@@ -1,4 +1,5 @@
-"""`cragraph eval qa` end to end on a small hotpotqa slice: every mode and peer, the report, plots, resume."""
+"""`python -m cragraph_lab eval qa` end to end on a small hotpotqa slice: every mode and peer, the
+report, plots, resume."""
 
 from __future__ import annotations
 

@@ -9,8 +9,8 @@ import threading
 
 import pytest
 
-from cragraph.models.e5_rebuild import ensure_rebuilt_e5_small
-from cragraph.models.embedder import load_embedder
+from models.e5_rebuild import ensure_rebuilt_e5_small
+from models.embedder import load_embedder
 
 pytestmark = pytest.mark.integration
 BATCH = ["passage: " + "word " * (3 + 9 * i) for i in range(16)]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from cragraph.models.chat import EmbeddedChatModel, load_chat_model
 from evaluators.llm_grader import LLMGraderEvaluator
+from models.chat import EmbeddedChatModel, load_chat_model
 
 pytestmark = pytest.mark.integration
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PRODUCT = {"cragraph", "evaluators", "graph", "nodes", "prompts", "stores"}
+PRODUCT = {"cragraph", "rag", "models", "evaluators", "graph", "nodes", "prompts", "stores"}
 # Modules of the lab by name: none may be in the wheel under any package.
 LAB_MODULES = ("reader_training", "reader_reranker", "reader_examples", "evaluator_training", "evaluator_eval",
                "decision_training", "decision_replay", "training_data", "calibration_data", "cosine_calibration",
@@ -55,7 +55,7 @@ def test_the_wheel_holds_the_product_and_no_lab_module(wheel: Path) -> None:
     assert not [name for name in names if "bench" in name.split("/")[:-1] or "lab" in name.split("/")[0]]
     # What a user runs is there: the CLI, `eval folder` and what it reads, the packaged weights.
     for needed in ("cragraph/cli/main.py", "cragraph/evaluation/folder_qa.py", "cragraph/evaluation/qa_metrics.py",
-                   "cragraph/reader/weights/config.json", "evaluators/weights/MODEL_CARD.md"):
+                   "rag/reader/weights/config.json", "evaluators/weights/MODEL_CARD.md"):
         assert needed in names, needed
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert "cragraph = cragraph.cli.main:main" in zipfile.ZipFile(wheel).read(entry_points).decode()

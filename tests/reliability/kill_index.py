@@ -122,7 +122,7 @@ def index_state(path: Path) -> frozenset[str] | None:
         counts = bundle.manifest["counts"]
         if counts["documents"] != len(ids) or counts["chunks"] != len(bundle.docstore):
             raise AssertionError(f"manifest counts {counts} disagree with the docstore")
-        from cragraph.retrieval.retriever import HybridRetriever
+        from rag.retrieval.retriever import HybridRetriever
 
         HybridRetriever(bundle).search("river bridge", k=3)
         return ids

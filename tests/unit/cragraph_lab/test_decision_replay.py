@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from cragraph.answering.decision import load_decision
-from cragraph.answering.features import MODEL_FEATURES
 from cragraph_lab.decision_replay import redecided, replay
+from rag.answering.decision import load_decision
+from rag.answering.features import MODEL_FEATURES
 
 
 def _weights(path):

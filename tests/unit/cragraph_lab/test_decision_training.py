@@ -6,8 +6,6 @@ import json
 
 import numpy as np
 
-from cragraph.answering.decision import load_decision
-from cragraph.answering.features import FEATURES
 from cragraph_lab.decision_training import (
     VARIANTS,
     calibration,
@@ -18,6 +16,8 @@ from cragraph_lab.decision_training import (
     truth,
 )
 from cragraph_lab.reader_examples import in_validation, unseen_by_reader, validation_key
+from rag.answering.decision import load_decision
+from rag.answering.features import FEATURES
 
 
 def candidate(answer: str, reading: str = "one_pass", **features: float) -> dict:

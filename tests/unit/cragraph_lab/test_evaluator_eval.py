@@ -1,5 +1,5 @@
-"""`cragraph eval evaluator` end to end on a tiny dataset folder with the tiny test embedder: the table has
-the three scorers, the gold-removed run is graded, and thresholds are stored in the index folder."""
+"""`python -m cragraph_lab eval evaluator` end to end on a tiny dataset folder with the tiny test embedder: the table
+has the three scorers, the gold-removed run is graded, and thresholds are stored in the index folder."""
 
 from __future__ import annotations
 

@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cragraph.models.embedder import Embedder
 from cragraph_lab.evaluator_training import (
     ListExamples,
     example_weights,
@@ -21,6 +20,7 @@ from cragraph_lab.evaluator_training import (
 from cragraph_lab.training_data import TrainingSet, prefix_subset, xquad_part, xquad_subset
 from evaluators.embedded import EmbeddedEvaluator, RelevanceFeatures
 from evaluators.features import FEATURE_NAMES, N_FEATURES
+from models.embedder import Embedder
 
 
 def test_roc_auc_matches_pairwise_counting_with_ties():

@@ -107,7 +107,7 @@ def test_render_writes_docs_plots_and_only_the_readme_section(tmp_path):
     assert "questions 4-5 of each set" in page and "0.781" in page           # the calibration slice
     assert "toy_a has no questions after the reported ones" in page
     assert "Test CPU 9000, 2 cores, 8.0 GiB RAM, Linux 6" in page and "langgraph 1.2.22" in page
-    assert "OMP_NUM_THREADS=1 cragraph eval qa-suite --sets toy_a,toy_b" in page
+    assert "OMP_NUM_THREADS=1 python -m cragraph_lab eval qa-suite --sets toy_a,toy_b" in page
     assert "2026-11-21" in page
     assert (tmp_path / "docs" / "qa_results" / "toy_a-recall_at_k.png").read_bytes() == b"\x89PNG fake"
     assert "(qa_results/toy_a-recall_at_k.png)" in page
@@ -125,8 +125,8 @@ def test_render_without_runs_says_so(tmp_path):
 
 
 def test_suite_command_names_only_non_default_options():
-    assert suite_command(SuiteConfig()) == "OMP_NUM_THREADS=1 cragraph eval qa-suite"
-    assert suite_command(SuiteConfig(limit=50)) == "OMP_NUM_THREADS=1 cragraph eval qa-suite --limit 50"
+    assert suite_command(SuiteConfig()) == "OMP_NUM_THREADS=1 python -m cragraph_lab eval qa-suite"
+    assert suite_command(SuiteConfig(limit=50)) == "OMP_NUM_THREADS=1 python -m cragraph_lab eval qa-suite --limit 50"
 
 
 def test_offset_enters_the_fingerprint_only_when_set(tmp_path):

@@ -1,5 +1,5 @@
-"""`cragraph bench query-means`: parallel questions only (the ids every language has), the Chinese mean over
-both scripts, one .npz the cross-lingual search reads back."""
+"""`python -m cragraph_lab bench query-means`: parallel questions only (the ids every language has), the Chinese mean
+over both scripts, one .npz the cross-lingual search reads back."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
-from cragraph.models.embedder import load_embedder
-from cragraph.retrieval import crosslingual as module
 from cragraph_lab.query_means import _both_scripts, parallel_questions, write_query_means
 from cragraph_lab.training_data import XQUAD, xquad_part
+from models.embedder import load_embedder
+from rag.retrieval import crosslingual as module
 
 QUESTIONS = {
     "en": ["Who built the bridge?", "Which river flows past?", "Only in English?"],

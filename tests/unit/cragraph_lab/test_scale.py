@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cragraph.cli.main import main
 from cragraph_lab import scale
+from cragraph_lab.cli.main import main
 
 pytestmark = pytest.mark.skipif(not scale.QUESTIONS.exists() or not any(scale.DATA.glob("*/corpus.jsonl")),
                                 reason="needs ../shared/data")

@@ -88,9 +88,9 @@ def test_unanswerable_questions_are_asked_of_the_reduced_runners_and_scored_apar
 
 
 def test_the_gold_passages_reference_reads_the_gold_documents_the_index_holds(tmp_path, tiny_embedder_dir):
-    from cragraph.retrieval.full_document import read_documents
-    from cragraph.retrieval.retriever import HybridRetriever
     from cragraph_lab.retrieval import dataset_index
+    from rag.retrieval.full_document import read_documents
+    from rag.retrieval.retriever import HybridRetriever
 
     dataset = _toy_dataset(tmp_path)
     full = dataset_index(dataset, str(tiny_embedder_dir), tmp_path / "indexes", progress=False)

@@ -8,8 +8,6 @@ import shutil
 
 import pytest
 
-from cragraph.reader.cache import load_reader
-from cragraph.reader.types import Passage
 from cragraph_lab.verifier import (
     CONFIG_FILE,
     DEFAULT_WEIGHTS,
@@ -21,6 +19,8 @@ from cragraph_lab.verifier import (
     marked,
     windows,
 )
+from rag.reader.cache import load_reader
+from rag.reader.types import Passage
 
 CURIE = Passage("Marie Curie was a physicist and chemist who conducted pioneering research on radioactivity. "
                 "In 1911 she received the Nobel Prize in Chemistry for the discovery of polonium and radium. "

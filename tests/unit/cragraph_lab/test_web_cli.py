@@ -1,6 +1,6 @@
-"""`cragraph web-standin`: the sub-command's arguments, and the server run in the foreground by a real process
-(through cragraph_lab/cli/web.py's `register` on a parser of the test's own, and through `cragraph` in a source
-checkout), searched with the real client and stopped with Ctrl-C (SIGINT) or, failing that, killed."""
+"""`python -m cragraph_lab web-standin`: the sub-command's arguments, and the server run in the foreground by a real
+process (through cragraph_lab/cli/web.py's `register` on a parser of the test's own, and through `python -m
+cragraph_lab`), searched with the real client and stopped with Ctrl-C (SIGINT) or, failing that, killed."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from cragraph.retrieval.web import WebSearchClient
 from cragraph_lab.cli.web import register, run_web_standin
+from rag.retrieval.web import WebSearchClient
 
 ROOT = Path(__file__).resolve().parents[3]
 KEY = "cli-key"
@@ -29,7 +29,8 @@ RECORDS = [
     {"id": "sahara", "title": "Sahara", "text": "The Sahara is the largest hot desert in the world."},
     {"id": "berlin", "title": "Berlin", "text": "Berlin is the capital and largest city of Germany."},
 ]
-# `register` on a parser of our own: what `cragraph web-standin` runs, before main.py wires the command in.
+# `register` on a parser of our own: what `python -m cragraph_lab web-standin` runs, as
+# cragraph_lab/cli/__init__.py registers it.
 OWN_PARSER = (
     "import argparse, sys\n"
     "from cragraph_lab.cli.web import register\n"
@@ -151,5 +152,5 @@ def _cragraph_has_web_standin() -> bool:
                     reason="`web-standin` is not registered in the cragraph CLI (cragraph_lab/cli/__init__.py "
                            "registers it)")
 def test_cragraph_web_standin_runs_as_a_command(corpus):
-    _serve_search_and_stop([sys.executable, "-m", "cragraph", "web-standin", "--corpus", str(corpus),
+    _serve_search_and_stop([sys.executable, "-m", "cragraph_lab", "web-standin", "--corpus", str(corpus),
                             "--port", "0", "--api-key", KEY])

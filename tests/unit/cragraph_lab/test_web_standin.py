@@ -8,9 +8,9 @@ import json
 import pytest
 import requests
 
-from cragraph.retrieval.web import WebSearchClient, WebSearchError
 from cragraph_lab.web_standin import WebStandin, is_loopback_host, load_corpus
 from graph import graph
+from rag.retrieval.web import WebSearchClient, WebSearchError
 from tests.fixtures.graph import build_tiny_index, context, use_keyword_evaluator
 
 KEY = "standin-key"

@@ -96,9 +96,9 @@ def test_report_table_has_one_row_per_scorer():
 def test_grade_node_prefers_thresholds_stored_in_the_index(tmp_path):
     from types import SimpleNamespace
 
-    from cragraph.context import Context
     from evaluators.thresholds import Thresholds, save_thresholds
     from nodes._runtime import thresholds_for
+    from rag.context import Context
     from tests.fixtures.graph import use_operator
 
     bundle = SimpleNamespace(path=tmp_path)

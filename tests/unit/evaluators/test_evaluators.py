@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cragraph.models.scripted import ScriptedChatModel
 from evaluators.base import RelevanceEvaluator, grade, resolve_model_source
 from evaluators.cosine import UNCALIBRATED, CosineEvaluator, calibration_points, default_calibration, map_cosines
 from evaluators.llm_grader import LLMGraderEvaluator, parse_relevance
 from evaluators.registry import ACCEPTED_FORMS, EMBEDDED_EVALUATOR_SPEC, clear_evaluator_cache, load_evaluator
+from models.scripted import ScriptedChatModel
 
 SENTENCES = [
     "the river flows through the old city and the bridge crosses it",

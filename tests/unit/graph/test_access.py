@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
-from cragraph.policy import client_context
-from cragraph.retrieval.access import caller_labels, labels_of, restrict, visible_rows
-from cragraph.retrieval.metadata import CategoryPredictor
 from graph import graph
+from rag.policy import client_context
+from rag.retrieval.access import caller_labels, labels_of, restrict, visible_rows
+from rag.retrieval.metadata import CategoryPredictor
 from stores.bundle import load_bundle
 from stores.docstore import FilterError
 from tests.fixtures.graph import DOCS, build_tiny_index, context, use_keyword_evaluator

@@ -10,10 +10,10 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-import cragraph.models.structured
-from cragraph.models.scripted import ScriptedChatModel
+import models.structured
 from graph import graph
 from graph.builder import build_graph
+from models.scripted import ScriptedChatModel
 from tests.fixtures.graph import (
     DIRECTOR,
     FOLLOW_UP,
@@ -96,7 +96,7 @@ def test_a_follow_up_asked_as_question_on_a_thread_uses_the_last_turn(index):
 
 def test_the_llm_rewrites_a_follow_up_when_asked_and_the_rule_answers_for_a_bad_reply(index, monkeypatch):
     model = ScriptedChatModel(responses=['{"question": "Where was Pyotr Kapitsa born?"}', "no json here"])
-    monkeypatch.setattr(cragraph.models.structured, "load_chat_model", lambda spec: model)
+    monkeypatch.setattr(models.structured, "load_chat_model", lambda spec: model)
     agent = threaded()
     config = {"configurable": {"thread_id": "llm"}}
     agent.invoke(user(DIRECTOR), config, context=context(index))
@@ -172,7 +172,7 @@ def test_with_an_llm_answer_the_models_reply_streams_from_the_answer_step_before
     reply = ('{"answerable": true, "answer": "The Volga [1].", "citations": [1], '
              '"evidence": ["It flows into the Caspian Sea."]}')
     model = ScriptedChatModel(responses=[reply])
-    monkeypatch.setattr(cragraph.models.structured, "load_chat_model", lambda spec: model)
+    monkeypatch.setattr(models.structured, "load_chat_model", lambda spec: model)
     chunks = list(graph.stream(user(IN_CORPUS), context=context(index, llm_answer=True), stream_mode="messages"))
     by_node = [(meta["langgraph_node"], message.content) for message, meta in chunks]
     assert ("answer", reply) in by_node, by_node  # the chat model's own output, as the answer step produced it

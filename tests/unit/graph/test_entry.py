@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import HumanMessage
 
-from cragraph.context import Context
 from graph import graph
+from rag.context import Context
 from tests.fixtures.graph import build_tiny_index, context, use_keyword_evaluator
 
 ACCEPTED = r"a run takes \{\"question\""

@@ -12,10 +12,10 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphRecursionError
 
-from cragraph.policy import SettingRefused
-from cragraph.state import NOTE_LIMIT, TRACE_LIMIT, StageTimer, append_trace
 from graph import graph
 from graph.builder import build_graph
+from rag.policy import SettingRefused
+from rag.state import NOTE_LIMIT, TRACE_LIMIT, StageTimer, append_trace
 from tests.fixtures.graph import build_tiny_index, context, use_keyword_evaluator
 
 OFF_CORPUS = "What is the population of Tokyo Japan?"

@@ -158,8 +158,8 @@ def test_planned_evidence_graded_incorrect_ends_in_abstention(index):
 
 
 def test_route_choice_follows_the_setting_and_the_question_shape():
-    from cragraph.retrieval.analysis import analyse
     from nodes.route import choose_route
+    from rag.retrieval.analysis import analyse
     from stores.bm25 import BM25Index
 
     bm25 = BM25Index()
@@ -178,7 +178,7 @@ def test_route_choice_follows_the_setting_and_the_question_shape():
 @pytest.mark.parametrize(("question", "multihop"), [(IN_CORPUS, "never"), (
     "Which is older, the Volga bridge or the Thames bridge?", "auto")])
 def test_the_question_is_analysed_once_per_run(index, monkeypatch, question, multihop):
-    from cragraph.retrieval import analysis
+    from rag.retrieval import analysis
 
     calls = {"features": 0, "rules": 0}
     features, rules = analysis.query_features, analysis.rule_decomposition

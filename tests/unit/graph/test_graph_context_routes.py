@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cragraph.context import Context
 from graph.routes import route_after_grade, route_after_web, route_question
+from rag.context import Context
 
 ROOT = Path(__file__).resolve().parents[3]
 NODES = ["understand", "route", "multihop", "retrieve", "rerank", "grade", "refine", "web_search", "rewrite", "select",

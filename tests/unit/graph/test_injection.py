@@ -10,11 +10,11 @@ import re
 
 import pytest
 
-import cragraph.models.structured
+import models.structured
 from cragraph.cli.agent import print_result
-from cragraph.models.scripted import ScriptedChatModel
 from cragraph_lab.web_standin import WebStandin
 from graph import graph
+from models.scripted import ScriptedChatModel
 from prompts.data import quote_passages
 from tests.fixtures.graph import DOCS, build_tiny_index, context, use_keyword_evaluator
 from tests.fixtures.tavily_stub import TavilyStub
@@ -57,7 +57,7 @@ def _setup(monkeypatch):
 
 def scripted(monkeypatch, *replies: str) -> ScriptedChatModel:
     model = ScriptedChatModel(responses=list(replies), cycle=True)
-    monkeypatch.setattr(cragraph.models.structured, "load_chat_model", lambda spec: model)
+    monkeypatch.setattr(models.structured, "load_chat_model", lambda spec: model)
     return model
 
 

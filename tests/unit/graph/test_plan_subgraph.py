@@ -11,13 +11,13 @@ import json
 
 import pytest
 
-import cragraph.models.structured
+import models.structured
 import stores.ner
-from cragraph.config import operator_config
-from cragraph.context import Context
-from cragraph.models.scripted import ScriptedChatModel
-from cragraph.planning.dsl import parse_dsl
 from graph.multihop import multihop_graph
+from models.scripted import ScriptedChatModel
+from rag.config import operator_config
+from rag.context import Context
+from rag.planning.dsl import parse_dsl
 from tests.fixtures.graph import DOCS, build_tiny_index
 
 EXTRA_DOCS = [
@@ -67,7 +67,7 @@ def rule_entities(monkeypatch):
 
 def scripted(monkeypatch, *responses):
     model = ScriptedChatModel(responses=list(responses))
-    monkeypatch.setattr(cragraph.models.structured, "load_chat_model", lambda spec: model)
+    monkeypatch.setattr(models.structured, "load_chat_model", lambda spec: model)
     return model
 
 

@@ -7,9 +7,9 @@ earlier, better one. Enumeration: "list all ..." reads the whole document and an
 
 import pytest
 
-from cragraph.retrieval.strategy import ESCALATION, escalate
 from graph import graph
 from nodes.grade import best_attempt
+from rag.retrieval.strategy import ESCALATION, escalate
 from tests.fixtures.graph import DOCS, build_tiny_index, context, use_keyword_evaluator
 
 DEPARTMENTS = ["Low-temperature physics", "Magnetism", "Theoretical physics", "Cryogenic engineering",

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from cragraph.policy import ClientContext, UnknownSetting, unknown_fields
 from graph import graph
 from nodes._runtime import settings_of
+from rag.policy import ClientContext, UnknownSetting, unknown_fields
 
 
 def test_a_typo_in_a_context_dict_names_the_closest_field():
@@ -32,7 +32,7 @@ def test_the_servers_mirror_of_the_context_in_configurable_is_accepted(monkeypat
 
     from langgraph.graph import START, StateGraph
 
-    from cragraph.state import State
+    from rag.state import State
 
     builder = StateGraph(State, context_schema=ClientContext)
     builder.add_node("node", node)
@@ -49,7 +49,7 @@ def test_the_servers_mirror_of_the_context_in_configurable_is_accepted(monkeypat
 
 
 def test_a_missing_index_is_a_valueerror_that_says_what_to_do_without_the_folders(tmp_path):
-    from cragraph.context import Context
+    from rag.context import Context
     from stores.bundle import BundleError
 
     missing = tmp_path / "nowhere" / "idx"

@@ -15,10 +15,10 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from cragraph.cli.main import main
-from cragraph.config import operator_config
-from cragraph.retrieval.web import WebSearchClient, WebSearchError
 from cragraph_lab.web_standin import WebStandin
 from graph.builder import build_graph
+from rag.config import operator_config
+from rag.retrieval.web import WebSearchClient, WebSearchError
 from tests.fixtures.graph import build_tiny_index, context, use_keyword_evaluator
 
 SENTINELS = {

@@ -9,11 +9,11 @@ import pytest
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 
-from cragraph.models import structured
-from cragraph.models.scripted import ScriptedChatModel
 from evaluators import registry
 from evaluators.llm_grader import LLMGraderEvaluator
 from graph import graph
+from models import structured
+from models.scripted import ScriptedChatModel
 from nodes import grade as grade_node
 from tests.fixtures.graph import build_tiny_index, context, use_keyword_evaluator
 
@@ -66,8 +66,8 @@ def test_an_unreadable_llm_grader_is_counted_and_replaced(index, monkeypatch, ca
 
 
 def test_an_unusable_query2doc_model_is_said_once_too(monkeypatch, caplog):
-    from cragraph.context import Context
     from nodes.retrieve import pseudo_doc_writer
+    from rag.context import Context
 
     monkeypatch.setattr(structured, "_WARNED", set())
     write = pseudo_doc_writer(Context(chat_model="nosuchprovider:writer"))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from langgraph.runtime import Runtime
 
-from cragraph.context import Context
 from nodes.answer import answer
+from rag.context import Context
 from tests.fixtures.graph import KeywordEvaluator, build_tiny_index, context, use_keyword_evaluator
 
 COMPANY = {"id": "veltrane#0", "doc_id": "veltrane", "title": "Veltrane Systems", "source": "index", "url": None,
@@ -141,9 +141,9 @@ def test_a_page_the_named_page_links_to_is_read_from_the_retrieved_pool_and_cite
     # his page is asked the link's second hop: the named student gives way to the teacher the link found
     assert "Tobias Rell" in linked[0]["chain"][1]["question"] and "Fenwick" not in linked[0]["chain"][1]["question"]
     # given, a linked candidate is cited by both pages, the linking sentence its first hop's evidence
-    from cragraph.answering.readings import per_passage
-    from cragraph.reader.cache import load_reader
     from nodes.answer import _formatted
+    from rag.answering.readings import per_passage
+    from rag.reader.cache import load_reader
 
     read = per_passage(load_reader(), question, [student], "en", pool=[student, teacher])
     chosen = next(c for c in read if c.reading == "linked")
@@ -186,7 +186,7 @@ def test_a_linked_page_retrieval_never_reached_is_searched_for_in_the_index(tmp_
 
 
 def test_a_linking_sentence_is_searched_for_by_the_words_the_question_does_not_say():
-    from cragraph.answering.bridging import unasked
+    from rag.answering.bridging import unasked
 
     said = unasked("She was born in Kestrel Bay in 1979.", "Where was Petra Marlow born?")
     assert said == "She was in Kestrel Bay in 1979"

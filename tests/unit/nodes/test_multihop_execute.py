@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from cragraph.planning.runtime import PlanRun, StepValue
 from nodes.multihop.execute import filled_facets
+from rag.planning.runtime import PlanRun, StepValue
 
 
 def test_slotted_sub_questions_are_replaced_by_every_composed_query():

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from langgraph.runtime import Runtime
 
-import cragraph.models.structured
-from cragraph.config import operator_config
-from cragraph.context import Context
+import models.structured
 from cragraph.evaluation.qa_metrics import normalize_answer
-from cragraph.models.scripted import ScriptedChatModel
+from models.scripted import ScriptedChatModel
 from nodes.answer import answer
+from rag.config import operator_config
+from rag.context import Context
 from stores.chinese_script import traditional
 
 CONTEXT = [
@@ -54,7 +54,7 @@ def run(state, sentences: int = 2, reader_path: str = "", **settings):
 
 def scripted(monkeypatch, reply):
     model = ScriptedChatModel(responses=[reply])
-    monkeypatch.setattr(cragraph.models.structured, "load_chat_model", lambda spec: model)
+    monkeypatch.setattr(models.structured, "load_chat_model", lambda spec: model)
     return model
 
 
@@ -111,9 +111,10 @@ def test_yes_no_and_option_questions_get_a_word_not_a_sentence():
 
 
 def test_missing_or_damaged_reader_weights_name_the_file_and_the_training_command(tmp_path):
-    from cragraph.reader import ReaderWeightsError
+    from rag.reader import ReaderWeightsError
 
-    with pytest.raises(ReaderWeightsError, match=r"config\.json: missing.*cragraph bench reader-training"):
+    with pytest.raises(ReaderWeightsError,
+                       match=r"config\.json: missing.*python -m cragraph_lab bench reader-training"):
         run(STATE, reader_path=str(tmp_path))
     (tmp_path / "config.json").write_text('{"split": 10, "budget": 192, "max_len": 256, "max_answer_tokens": 30}')
     (tmp_path / "reader.npz").write_bytes(b"not a zip file")

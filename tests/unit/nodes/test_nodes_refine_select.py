@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cragraph.knowledge.selection import coverage, greedy_coverage
-from cragraph.knowledge.strips import StripSettings, refine_passages, strip_spans
+from rag.knowledge.selection import coverage, greedy_coverage
+from rag.knowledge.strips import StripSettings, refine_passages, strip_spans
 from tests.fixtures.graph import KeywordEvaluator
 
 TEXT = (

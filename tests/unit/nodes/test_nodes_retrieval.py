@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from langgraph.runtime import Runtime
 
-from cragraph.knowledge.vectors import chunk_rows, query_vector
 from nodes._runtime import bundle_of
 from nodes.grade import grade
 from nodes.rerank import rerank
 from nodes.retrieve import retrieve
+from rag.knowledge.vectors import chunk_rows, query_vector
 from tests.fixtures.graph import build_tiny_index, context, use_keyword_evaluator
 
 
@@ -80,8 +80,8 @@ def test_grade_with_no_candidates_is_incorrect(index, monkeypatch):
 
 
 def test_cosine_grade_from_stored_vectors_equals_the_evaluator(index):
-    from cragraph.knowledge.passages import passage_text
     from evaluators.cosine import CosineEvaluator
+    from rag.knowledge.passages import passage_text
 
     ctx = context(index, evaluator="cosine", operator={"rerank": {"retrieve_k": 3, "k": 3}})
     question = "Which river flows into the Caspian Sea?"

@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 from langgraph.runtime import Runtime
 
-import cragraph.models.structured
-from cragraph.knowledge.vectors import query_vector
-from cragraph.models.scripted import ScriptedChatModel
-from cragraph.retrieval.multi_query import keyword_form
+import models.structured
+from models.scripted import ScriptedChatModel
 from nodes._runtime import bundle_of
 from nodes.rewrite import negative_feedback_query, rewrite
 from nodes.route import route
 from nodes.understand import understand
+from rag.knowledge.vectors import query_vector
+from rag.retrieval.multi_query import keyword_form
 from tests.fixtures.graph import build_tiny_index, context
 
 
@@ -24,7 +24,7 @@ def index(tmp_path_factory, tiny_embedder_dir):
 
 def scripted(monkeypatch, *responses):
     model = ScriptedChatModel(responses=list(responses))
-    monkeypatch.setattr(cragraph.models.structured, "load_chat_model", lambda spec: model)
+    monkeypatch.setattr(models.structured, "load_chat_model", lambda spec: model)
     return model
 
 
@@ -111,7 +111,7 @@ def test_rewrite_with_invalid_llm_output_uses_the_rule(index, monkeypatch):
 
 def test_llm_route_classifier_decides_and_falls_back_on_invalid_output(monkeypatch, index):
     replies = ScriptedChatModel(responses=['{"route": "multihop"}', "probably multi-hop?"])
-    monkeypatch.setattr(cragraph.models.structured, "load_chat_model", lambda spec: replies)
+    monkeypatch.setattr(models.structured, "load_chat_model", lambda spec: replies)
     runtime = Runtime(context=context(index, operator={"route": {"llm": True}}))
     first = route({"question": "What is the capital of France?"}, runtime)
     assert first["route"] == "multihop" and "LLM route: multihop" in first["trace"][0]["note"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from langgraph.runtime import Runtime
 
-from cragraph.retrieval.web import WebSearchClient, WebSearchError
 from nodes.web_search import web_search
+from rag.retrieval.web import WebSearchClient, WebSearchError
 from tests.fixtures.graph import build_tiny_index, context, use_keyword_evaluator
 from tests.fixtures.tavily_stub import TavilyStub
 
@@ -83,10 +83,10 @@ def test_unreachable_server_no_key_and_switched_off(index, monkeypatch):
 
 
 def test_invalid_llm_web_query_falls_back_to_keywords(index, monkeypatch):
-    import cragraph.models.structured
-    from cragraph.models.scripted import ScriptedChatModel
+    import models.structured
+    from models.scripted import ScriptedChatModel
 
-    monkeypatch.setattr(cragraph.models.structured, "load_chat_model",
+    monkeypatch.setattr(models.structured, "load_chat_model",
                         lambda spec: ScriptedChatModel(responses=["{oops"]))
     with TavilyStub(RESULTS) as stub:
         ctx = context(index, web_search=True, operator={"web": {"base_url": stub.url, "llm_query": True}})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cragraph.knowledge.strips import multihop_floor, passages_to_refine
+from rag.knowledge.strips import multihop_floor, passages_to_refine
 
 
 def test_passages_above_lower_are_topped_up_with_the_best_graded_others_in_rank_order():

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import stores.bundle as bundle_module
-from cragraph.retrieval.retriever import HybridRetriever, QueryError, RetrievalSettings
+from rag.retrieval.retriever import HybridRetriever, QueryError, RetrievalSettings
 from stores.backend import build_index, open_index
 from stores.bundle import BundleError, IndexBundle, IndexSettings
 
@@ -188,7 +188,7 @@ def test_every_fusion_ranks_a_doc_found_by_both_lists_first(built_any):
 def test_rebuilding_a_corpus_embeds_no_sentence_twice(tmp_path, tiny_embedder_dir, monkeypatch):
     """Semantic chunking embeds every sentence of a long document; those vectors go through the embedding cache,
     so a second build of the same text (another folder, new chunk settings) asks the model for nothing new."""
-    from cragraph.models.embedder import Embedder
+    from models.embedder import Embedder
 
     sentences = [f"Sentence number {i} talks about river {i % 7} and its bridges in some detail."
                  for i in range(40)]

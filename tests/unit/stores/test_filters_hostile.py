@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from cragraph.retrieval.metadata import metadata_boosts
-from cragraph.retrieval.retriever import HybridRetriever
+from rag.retrieval.metadata import metadata_boosts
+from rag.retrieval.retriever import HybridRetriever
 from stores.bundle import IndexBundle, IndexSettings
 from stores.docstore import DocStore, FilterError
 from stores.types import Chunk

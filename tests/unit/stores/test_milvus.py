@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from cragraph.cli.main import main
-from cragraph.context import Context
-from cragraph.retrieval.retriever import HybridRetriever
+from rag.context import Context
+from rag.retrieval.retriever import HybridRetriever
 from stores.backend import check_backend, open_index
 from stores.bundle import IndexSettings
 from stores.docstore import DocStore, FilterError

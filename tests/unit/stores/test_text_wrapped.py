@@ -4,7 +4,7 @@ strip); a short unpunctuated line such as a title keeps its own break."""
 
 from __future__ import annotations
 
-from cragraph.knowledge.strips import strip_spans
+from rag.knowledge.strips import strip_spans
 from stores.text import split_sentences
 
 WRAPPED = ("Helix Robotics was founded in 2009 in the city of Eindhoven, the\n"

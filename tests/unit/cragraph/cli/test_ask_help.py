@@ -11,7 +11,7 @@ import pytest
 from cragraph.cli.agent import build_context
 from cragraph.cli.main import main
 from cragraph.cli.options import CONTEXT_OPTIONS
-from cragraph.context import Context
+from rag.context import Context
 
 FLAGS = {"web": "--web", "chat_model": "--chat-model", "llm_answer": "--llm-answer", "evaluator": "--evaluator"}
 

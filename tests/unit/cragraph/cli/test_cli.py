@@ -76,11 +76,13 @@ def test_ask_with_damaged_reader_weights_names_the_file_without_a_traceback(
     capsys.readouterr()
     assert main(["ask", "Where does the Volga flow?", "--index", index]) == 1
     err = capsys.readouterr().err
-    assert "config.json: lacks split" in err and "cragraph bench reader-training" in err
+    assert "config.json: lacks split" in err and "python -m cragraph_lab bench reader-training" in err
     assert "Traceback" not in err
 
 
 def test_eval_retrieval_prints_the_table_and_writes_json(tmp_path, tiny_embedder_dir, capsys):
+    from cragraph_lab.cli.main import main
+
     data = tmp_path / "set"
     data.mkdir()
     (data / "corpus.jsonl").write_text("\n".join(json.dumps(d) for d in [
@@ -122,34 +124,36 @@ def test_parse_filters():
 
 
 def test_eval_retrieval_refuses_an_unknown_mode(tmp_path, capsys):
-    from cragraph.retrieval.retriever import HybridRetriever
     from cragraph_lab.retrieval import retriever_modes
+    from rag.retrieval.retriever import HybridRetriever
 
     with pytest.raises(ValueError, match="unknown mode 'hybrid-magic'"):
         retriever_modes(HybridRetriever(bundle=None), ["hybrid-magic"])
 
 
-# ----------------------------------------------------------------------------------------------- cragraph bench
+# ----------------------------------------------------------------------------------------- python -m cragraph_lab bench
 
 BENCH_COMMANDS = ("ask-latency", "bm25-speed", "semantic-calibration", "training-data", "cosine-calibration")
 ROOT = Path(__file__).resolve().parents[4]
 
 
 def test_bench_help_lists_its_five_commands(capsys):
+    from cragraph_lab.cli.main import main
+
     with pytest.raises(SystemExit) as exit_:
         main(["bench", "--help"])
     assert exit_.value.code == 0
     printed = capsys.readouterr().out
     missing = [name for name in BENCH_COMMANDS if name not in printed]
-    assert not missing, f"`cragraph bench --help` does not list {missing}:\n{printed}"
+    assert not missing, f"`python -m cragraph_lab bench --help` does not list {missing}:\n{printed}"
     assert main(["bench"]) == 2, "the bare group prints its help and fails"
     printed = capsys.readouterr().out
-    assert printed.startswith("usage: cragraph bench") and all(name in printed for name in BENCH_COMMANDS)
+    assert printed.startswith("usage: python -m cragraph_lab bench") and all(name in printed for name in BENCH_COMMANDS)
 
 
 def test_bench_commands_parse_the_options_of_the_old_entry_points():
-    from cragraph.cli.main import _parser
     from cragraph_lab.cli import bench
+    from cragraph_lab.cli.main import _parser
 
     parser = _parser()
     latency = parser.parse_args(["bench", "ask-latency", "--index", "ix", "--file", "q.txt", "--web"])
@@ -166,9 +170,10 @@ def test_bench_commands_parse_the_options_of_the_old_entry_points():
 
 def test_bench_bm25_speed_writes_its_json(tmp_path, capsys):
     from cragraph_lab.bm25_speed import DATA
+    from cragraph_lab.cli.main import main
 
     if not DATA.exists():
-        pytest.skip(f"`cragraph bench bm25-speed` reads every corpus under {DATA}, which is not present "
+        pytest.skip(f"`python -m cragraph_lab bench bm25-speed` reads every corpus under {DATA}, which is not present "
                     "(the benchmark data sits beside the repository in development)")
     out = tmp_path / "speed" / "bm25.json"
     assert main(["bench", "bm25-speed", "--chunks", "300", "--queries", "3", "--okapi-queries", "2",
@@ -191,10 +196,12 @@ def test_bench_bm25_speed_without_data_is_a_clear_error(tmp_path):
 
 
 def test_bench_training_data_prints_every_folder_it_writes(tmp_path, capsys):
+    from cragraph_lab.cli.main import main
     from cragraph_lab.training_data import default_data_root
 
     if not default_data_root().exists():
-        pytest.skip(f"`cragraph bench training-data` cuts the sets under {default_data_root()}, which is not present")
+        pytest.skip(f"`python -m cragraph_lab bench training-data` cuts the sets under {default_data_root()}, which is "
+                    "not present")
     out = tmp_path / "evaluator-data"
     assert main(["bench", "training-data", "--out", str(out)]) == 0
     printed = capsys.readouterr().out.split()
@@ -224,6 +231,8 @@ def _tiny_set(folder: Path) -> Path:
 
 
 def test_bench_cosine_calibration_prints_the_measured_points(tmp_path, tiny_embedder_dir, capsys):
+    from cragraph_lab.cli.main import main
+
     data = _tiny_set(tmp_path / "set")
     assert main(["bench", "cosine-calibration", str(data), "--embedder", str(tiny_embedder_dir),
                  "--top-k", "3"]) == 0
@@ -234,6 +243,8 @@ def test_bench_cosine_calibration_prints_the_measured_points(tmp_path, tiny_embe
 
 
 def test_bench_semantic_calibration_prints_a_threshold_per_script(tmp_path, tiny_embedder_dir, capsys):
+    from cragraph_lab.cli.main import main
+
     records = [{"id": f"q{i}", "mode": "plain", "abstained": False, "answer": f"the {word} [1]", "answers": [word]}
                for i, word in enumerate(("river", "bridge", "harbour", "institute", "capital", "city"))]
     results = tmp_path / "results.jsonl"
@@ -246,7 +257,7 @@ def test_bench_semantic_calibration_prints_a_threshold_per_script(tmp_path, tiny
 
 
 def test_qa_suite_options_become_the_config_and_its_reproduce_command():
-    from cragraph.cli.main import _parser
+    from cragraph_lab.cli.main import _parser
     from cragraph_lab.cli.qa import config_from_args, run_eval_qa_suite
     from cragraph_lab.qa_suite import SUITE_SETS, suite_command
 
@@ -256,7 +267,7 @@ def test_qa_suite_options_become_the_config_and_its_reproduce_command():
     assert (list(config.sets), config.limit, config.fresh, config.plots, config.data_root) == \
         (["a", "b"], 50, True, False, Path("data"))
     assert args.run is run_eval_qa_suite
-    assert suite_command(config) == "OMP_NUM_THREADS=1 cragraph eval qa-suite --sets a,b --limit 50"
+    assert suite_command(config) == "OMP_NUM_THREADS=1 python -m cragraph_lab eval qa-suite --sets a,b --limit 50"
     config.index_root = Path.home() / ".cache" / "cragraph" / "qa-suite-indexes"
     assert suite_command(config).endswith("--index-root ~/.cache/cragraph/qa-suite-indexes")  # no machine's home
     defaults = config_from_args(_parser().parse_args(["eval", "qa-suite", "--render-only", "--fresh"]))
@@ -283,7 +294,7 @@ def test_only_cragraph_cli_parses_arguments():
     """cragraph/cli/ holds the project's only argparse; bench modules and evaluators are plain functions, run
     through `cragraph` sub-commands, with no `python -m` entry points."""
     offending = []
-    for top in ("cragraph", "evaluators", "graph", "nodes", "prompts", "stores"):
+    for top in ("cragraph", "rag", "models", "evaluators", "graph", "nodes", "prompts", "stores"):
         for path in sorted((ROOT / top).rglob("*.py")):
             relative = path.relative_to(ROOT)
             if relative.parts[:2] == ("cragraph", "cli"):
@@ -301,8 +312,9 @@ def test_the_argparse_check_sees_function_level_imports_and_main_blocks(tmp_path
 
 def test_bench_decision_training_learns_that_a_wide_margin_is_right_and_refuses_runs_without_candidates(
         tmp_path, capsys):
-    from cragraph.answering.decision import load_decision
-    from cragraph.answering.features import FEATURES
+    from cragraph_lab.cli.main import main
+    from rag.answering.decision import load_decision
+    from rag.answering.features import FEATURES
 
     run = tmp_path / "train_set"
     run.mkdir()

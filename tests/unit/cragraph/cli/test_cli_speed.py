@@ -34,7 +34,7 @@ try:
     code = main(sys.argv[1:])
 except SystemExit as stop:
     code = stop.code
-from cragraph.models import embedder
+from models import embedder
 report = {"code": code, "heavy": sorted(m for m in HEAVY if m in sys.modules), "embedders": len(embedder._cache)}
 print("PROBE " + json.dumps(report), file=sys.stderr)
 """.replace("HEAVY_MODULES", repr(HEAVY))
@@ -72,7 +72,7 @@ def test_bm25_search_loads_no_embedder_and_hybrid_does(index):
 
 
 def test_the_int8_embedder_is_made_from_the_loaded_fp32_one(tiny_embedder_dir):
-    from cragraph.models.embedder import load_embedder, open_embedder
+    from models.embedder import load_embedder, open_embedder
 
     name = str(tiny_embedder_dir)
     fp32 = load_embedder(name)

@@ -1,8 +1,10 @@
-"""The lab's commands (cragraph_lab/, not in the wheel): registered from a source checkout, and where the lab is
-absent (an installed wheel) each still parses any arguments and says where it lives and how to get it."""
+"""The lab's commands (cragraph_lab/, not in the wheel) run as `python -m cragraph_lab ...` from a source checkout;
+the product's `cragraph` never loads the lab, and there each lab command still parses any arguments and says in
+one line which command to run instead."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from cragraph.cli import main as cli
+from cragraph_lab.cli import main as lab
 
 ROOT = Path(__file__).resolve().parents[4]
 
@@ -17,33 +20,42 @@ ROOT = Path(__file__).resolve().parents[4]
 @pytest.mark.parametrize("argv", [["bench", "embed-speed", "--chunks", "3"], ["bench", "--help"],
                                   ["eval", "qa", "--dataset", "x", "--limit", "2"], ["eval", "retrieval"],
                                   ["train-evaluator"], ["web-standin", "--corpus", "c.jsonl"]])
-def test_without_the_lab_its_commands_say_where_they_live(monkeypatch, capsys, argv):
-    monkeypatch.setattr(cli, "lab_commands", lambda: None)
+def test_the_product_names_the_lab_command_for_each_lab_command(capsys, argv):
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     command = " ".join(argv[:2] if argv[0] == "eval" else argv[:1])
-    assert f"`cragraph {command}` is a lab tool" in err and "source checkout" in err and "make install" in err
+    assert f"`cragraph {command}` is a lab tool" in err and f"`python -m cragraph_lab {command} ...`" in err
+    assert "source checkout" in err and "make install" in err and len(err.strip().splitlines()) == 1
 
 
-def test_without_the_lab_the_product_commands_stay(monkeypatch, capsys):
-    monkeypatch.setattr(cli, "lab_commands", lambda: None)
+def test_the_product_commands_stay(capsys):
     with pytest.raises(SystemExit):
         cli.main(["eval", "folder", "--help"])
     assert "questions" in capsys.readouterr().out
 
 
-def test_a_checkout_registers_the_lab_commands():
-    parser = cli._parser()
-    commands = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
-    assert {"bench", "train-evaluator", "web-standin", "index", "ask", "eval"} <= set(commands.choices)
+def test_the_lab_registers_its_commands_and_none_of_the_product():
+    commands = next(a for a in lab._parser()._actions if a.__class__.__name__ == "_SubParsersAction")
+    assert {"bench", "train-evaluator", "web-standin", "eval"} == set(commands.choices)
+    targets = next(a for a in commands.choices["eval"]._actions if a.__class__.__name__ == "_SubParsersAction")
+    assert {"retrieval", "evaluator", "qa", "qa-suite"} == set(targets.choices)
 
 
-def test_the_cli_finds_the_lab_beside_the_package_it_runs_from(tmp_path):
-    """`make install` is editable: the `cragraph` script's path holds neither the checkout nor the working
-    folder, so the lab is found beside the `cragraph` package that runs."""
-    code = ("import sys; sys.path.remove('') if '' in sys.path else None\n"
-            f"sys.path.insert(0, {str(ROOT)!r}); import cragraph.cli.main as m; sys.path.pop(0)\n"
-            "assert 'cragraph_lab' not in sys.modules\n"
-            "print(m.lab_commands().__name__)")
-    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert done.stdout.strip() == "cragraph_lab.cli", done.stderr
+def test_the_lab_refuses_a_mistyped_option_as_the_product_does(capsys):
+    with pytest.raises(SystemExit) as stop:
+        lab.main(["bench", "bm25-speed", "--chuncks", "3"])
+    assert stop.value.code == 2 and "did you mean --chunks?" in capsys.readouterr().err
+
+
+def test_python_m_cragraph_lab_runs_from_the_checkout_and_the_product_never_loads_it(tmp_path):
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": os.pathsep.join(
+        [str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))])}
+    done = subprocess.run([sys.executable, "-m", "cragraph_lab", "--help"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.startswith("usage: python -m cragraph_lab"), done.stderr
+    assert all(name in done.stdout for name in ("bench", "train-evaluator", "web-standin", "eval")), done.stdout
+    code = ("import sys\nfrom cragraph.cli.main import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n"
+            "    pass\nassert not [m for m in sys.modules if m.startswith('cragraph_lab')]\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and "python -m cragraph_lab" in done.stdout, done.stderr

@@ -1,8 +1,0 @@
-"""The answer step's parts, no graph needed: readings gather candidate answers from what earlier stages left in
-state, one calibrated model gives each its probability of being right, and the best one is answered when that
-probability reaches the run's `answer_threshold`."""
-
-from cragraph.answering.candidates import Candidate
-from cragraph.answering.decision import DecisionModel, DecisionWeightsError, load_decision
-
-__all__ = ["Candidate", "DecisionModel", "DecisionWeightsError", "load_decision"]

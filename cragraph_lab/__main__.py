@@ -1,0 +1,3 @@
+from cragraph_lab.cli.main import main
+
+raise SystemExit(main())

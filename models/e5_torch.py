@@ -1,0 +1,297 @@
+"""The packaged e5-small's BERT encoder in plain torch, and its tokenizer, without sentence-transformers.
+
+Why: a cold `cragraph ask` spent most of its time importing sentence-transformers and transformers' model classes
+(issue 44: 13 s of 16.6 s opening the embedder) to build a model whose query vectors the ONNX / OpenVINO backends
+already give. What the question still needs from the torch model is the reader's int8 bottom layers (the states
+it was trained on) and, for the embedded evaluator, the tokenizer and the input word-piece table. This module
+builds the same BertModel (the same module names, so the same weights, the same int8 quantization by name, the
+same scaled-dot-product attention) from the rebuilt folder's model.safetensors, and the folder's tokenizer.json
+through the `tokenizers` library (FastTokenizer). tests/integration/test_e5_torch.py checks the ids, offsets,
+hidden states and the reader's scores against the sentence-transformers model and its tokenizer.
+
+Only the packaged e5-small goes this way (a BERT of the shape its config.json gives); other embedders, and the
+lab's training, load sentence-transformers as before.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import torch
+from torch import nn
+
+
+class Embeddings(nn.Module):
+    """BertEmbeddings: word + token type (0) + absolute position, LayerNorm."""
+
+    def __init__(self, config: Any) -> None:
+        super().__init__()
+        self.word_embeddings = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id)
+        self.position_embeddings = nn.Embedding(config.max_position_embeddings, config.hidden_size)
+        self.token_type_embeddings = nn.Embedding(config.type_vocab_size, config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        seq = input_ids.shape[1]
+        positions = torch.arange(seq, device=input_ids.device)[None]
+        types = torch.zeros_like(input_ids)
+        embedded = self.word_embeddings(input_ids) + self.token_type_embeddings(types)
+        return self.LayerNorm(embedded + self.position_embeddings(positions))
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, config: Any) -> None:
+        super().__init__()
+        self.num_attention_heads = config.num_attention_heads
+        self.attention_head_size = config.hidden_size // config.num_attention_heads
+        self.query = nn.Linear(config.hidden_size, config.hidden_size)
+        self.key = nn.Linear(config.hidden_size, config.hidden_size)
+        self.value = nn.Linear(config.hidden_size, config.hidden_size)
+
+    def forward(self, hidden: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+        shape = (*hidden.shape[:-1], -1, self.attention_head_size)
+        query = self.query(hidden).view(*shape).transpose(1, 2)
+        key = self.key(hidden).view(*shape).transpose(1, 2)
+        value = self.value(hidden).view(*shape).transpose(1, 2)
+        out = nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=mask,
+                                                         scale=self.attention_head_size ** -0.5)
+        return out.transpose(1, 2).contiguous().reshape(*hidden.shape[:-1], -1).contiguous()
+
+
+class DenseNorm(nn.Module):
+    """BertSelfOutput / BertOutput: dense, then LayerNorm of the residual sum."""
+
+    def __init__(self, inner: int, hidden: int, eps: float) -> None:
+        super().__init__()
+        self.dense = nn.Linear(inner, hidden)
+        self.LayerNorm = nn.LayerNorm(hidden, eps=eps)
+
+    def forward(self, x: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
+        return self.LayerNorm(self.dense(x) + residual)
+
+
+class Attention(nn.Module):
+    def __init__(self, config: Any) -> None:
+        super().__init__()
+        self.self = SelfAttention(config)
+        self.output = DenseNorm(config.hidden_size, config.hidden_size, config.layer_norm_eps)
+
+    def forward(self, hidden: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+        return self.output(self.self(hidden, mask), hidden)
+
+
+class Intermediate(nn.Module):
+    def __init__(self, config: Any) -> None:
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.intermediate_size)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return nn.functional.gelu(self.dense(x))
+
+
+class Layer(nn.Module):
+    """BertLayer, with transformers' module names (so the reader's Layer.from_bert and the int8 recipe apply)."""
+
+    def __init__(self, config: Any) -> None:
+        super().__init__()
+        self.attention = Attention(config)
+        self.intermediate = Intermediate(config)
+        self.output = DenseNorm(config.intermediate_size, config.hidden_size, config.layer_norm_eps)
+
+    def forward(self, hidden: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+        attended = self.attention(hidden, mask)
+        return self.output(self.intermediate(attended), attended)
+
+
+class Encoder(nn.Module):
+    def __init__(self, config: Any) -> None:
+        super().__init__()
+        self.layer = nn.ModuleList(Layer(config) for _ in range(config.num_hidden_layers))
+
+
+class Bert(nn.Module):
+    """BertModel's encoder path (no pooler): forward(input_ids=, attention_mask=).last_hidden_state."""
+
+    def __init__(self, config: Any) -> None:
+        super().__init__()
+        self.config = config
+        self.embeddings = Embeddings(config)
+        self.encoder = Encoder(config)
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> SimpleNamespace:
+        hidden = self.embeddings(input_ids)
+        mask = None
+        if attention_mask is not None and not bool(attention_mask.all()):
+            mask = (1.0 - attention_mask[:, None, None, :].to(hidden.dtype)) * torch.finfo(hidden.dtype).min
+        for layer in self.encoder.layer:
+            hidden = layer(hidden, mask)
+        return SimpleNamespace(last_hidden_state=hidden)
+
+
+_CONFIG_FIELDS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
+                  "max_position_embeddings", "type_vocab_size", "layer_norm_eps", "pad_token_id")
+
+
+def read_config(folder: Path) -> SimpleNamespace:
+    raw = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    if raw.get("model_type") != "bert" or raw.get("hidden_act", "gelu") != "gelu" or \
+            raw.get("position_embedding_type", "absolute") != "absolute":
+        raise ValueError(f"{folder / 'config.json'} is not a BERT with GELU and absolute positions")
+    return SimpleNamespace(**{name: raw[name] for name in _CONFIG_FIELDS})
+
+
+def load_bert(folder: Path) -> Bert:
+    """The encoder of a rebuilt e5-small folder, fp32, in eval mode."""
+    from safetensors.torch import load_file
+
+    with torch.device("meta"):  # no random initialization of 118M weights that the file replaces (0.5 s)
+        model = Bert(read_config(folder))
+    state = {k.removeprefix("bert."): v for k, v in load_file(str(folder / "model.safetensors")).items()
+             if not k.removeprefix("bert.").startswith("pooler.")}
+    model.load_state_dict(state, strict=True, assign=True)
+    return model.eval()
+
+
+class Encoded(dict):
+    """What a transformers tokenizer call returns, for the keys read here: input_ids, attention_mask,
+    offset_mapping, and sequence_ids()."""
+
+    def __init__(self, encoding: Any, offsets: bool, first_length: int | None = None) -> None:
+        super().__init__(input_ids=list(encoding.ids), attention_mask=list(encoding.attention_mask))
+        if offsets:
+            self["offset_mapping"] = [tuple(o) for o in encoding.offsets]
+        if first_length is None:
+            self._sequence_ids: list[int | None] = list(encoding.sequence_ids)
+        else:  # a pair joined by post_process: the texts' tokens in order, the template's special tokens between
+            self._sequence_ids, seen = [], 0
+            for special in encoding.special_tokens_mask:
+                self._sequence_ids.append(None if special else (0 if seen < first_length else 1))
+                seen += not special
+
+    def sequence_ids(self) -> list[int | None]:
+        return self._sequence_ids
+
+
+class FastTokenizer:
+    """The folder's tokenizer.json through the `tokenizers` library, answering the calls the reader and the
+    embedded evaluator make of a transformers fast tokenizer with the same ids, offsets and sequence ids
+    (tests/integration/test_e5_torch.py checks them against transformers'): a single text or a pair, special
+    tokens or not, truncation of the text (True) or of the pair's second text ("only_second") to max_length,
+    tokenize, and the special / unknown token ids. Truncation is done per call on the encoding, never set on the
+    shared backend, so threads may share one instance. Importing transformers for this cost 0.7 s of a cold ask."""
+
+    def __init__(self, path: Path) -> None:
+        from tokenizers import Tokenizer
+
+        self.backend = Tokenizer.from_file(str(path))
+        self.backend.no_truncation()
+        self.backend.no_padding()
+        special = {i: t for i, t in self.backend.get_added_tokens_decoder().items() if t.special}
+        self.all_special_ids = sorted(special)
+        unk = self.backend.token_to_id("<unk>")
+        self.unk_token_id = None if unk is None else int(unk)
+        pad = self.backend.token_to_id("<pad>")
+        self.pad_token_id = None if pad is None else int(pad)
+
+    def __call__(self, text: str, text_pair: str | None = None, *, add_special_tokens: bool = True,
+                 truncation: bool | str = False, max_length: int | None = None,
+                 return_offsets_mapping: bool = False) -> Encoded:
+        if truncation and max_length is None:
+            raise ValueError("truncation needs max_length")
+        limit = int(max_length or 0)
+        if not text_pair:  # transformers reads an empty second text as none
+            encoding = self.backend.encode(text, add_special_tokens=False)
+            if truncation:
+                encoding.truncate(limit - (self.backend.num_special_tokens_to_add(False)
+                                                if add_special_tokens else 0))
+            if add_special_tokens:
+                encoding = self.backend.post_process(encoding, None, True)
+            return Encoded(encoding, return_offsets_mapping)
+        if truncation not in (False, "only_second"):
+            raise ValueError("a pair is truncated only_second here")
+        first = self.backend.encode(text, add_special_tokens=False)
+        second = self.backend.encode(text_pair, add_special_tokens=False)
+        if truncation:
+            room = limit - len(first.ids) - (self.backend.num_special_tokens_to_add(True)
+                                             if add_special_tokens else 0)
+            if room <= 0:
+                raise ValueError(f"the first text ({len(first.ids)} tokens) leaves no room within {max_length}")
+            second.truncate(room)
+        return Encoded(self.backend.post_process(first, second, add_special_tokens), return_offsets_mapping,
+                       first_length=len(first.ids))
+
+    def tokenize(self, text: str) -> list[str]:
+        return list(self.backend.encode(text, add_special_tokens=False).tokens)
+
+    def convert_tokens_to_ids(self, token: str) -> int | None:
+        found = self.backend.token_to_id(token)
+        return self.unk_token_id if found is None else int(found)
+
+    def convert_ids_to_tokens(self, ids: list[int]) -> list[str | None]:
+        return [self.backend.id_to_token(i) for i in ids]
+
+
+def load_tokenizer(folder: Path) -> FastTokenizer:
+    """The folder's tokenizer (tokenizer.json), as the reader and the evaluator call it."""
+    return FastTokenizer(folder / "tokenizer.json")
+
+
+@dataclass
+class LightE5:
+    """What the reader and the embedded evaluator read of the packaged e5-small: `bert` (int8 where asked),
+    `tokenizer`, and `word_table` (the input word-piece table, fp32 numpy)."""
+
+    bert: Any  # this module's Bert, or transformers' BertModel when the sentence-transformers model is open
+    tokenizer: Any
+
+    @property
+    def word_table(self) -> Any:
+        return self.bert.embeddings.word_embeddings.weight.detach().float().numpy()
+
+
+_light: dict[bool, LightE5] = {}
+_light_lock = threading.Lock()
+
+
+def light_e5(quantize: bool) -> LightE5:
+    """The process's plain-torch e5-small (quantize=True: int8 as `load_embedder(quantize=True)` makes it, the
+    reader's bottom), built once per precision; the int8 one is quantized from a fresh fp32 read of the folder."""
+    from models.e5_rebuild import ensure_rebuilt_e5_small
+    from models.embedder import E5_SMALL_FP32_LINEARS, quantize_linear_int8
+
+    with _light_lock:
+        found = _light.get(quantize)
+        if found is None:
+            folder = ensure_rebuilt_e5_small()
+            tokenizer = _light[not quantize].tokenizer if (not quantize) in _light else load_tokenizer(folder)
+            bert = load_bert(folder)
+            if quantize:
+                bert = quantize_linear_int8(bert, keep_fp32=E5_SMALL_FP32_LINEARS)
+            found = _light[quantize] = LightE5(bert, tokenizer)
+        return found
+
+
+def e5_int8() -> LightE5:
+    """The int8 e5-small the reader reads (its tokenizer and word table serve the evaluator too): the process's
+    sentence-transformers int8 copy when that model is open already (no second read of the folder), else the
+    plain-torch one of this module. Both give the same states bit for bit."""
+    from models import embedder as embedders
+
+    if (embedders.E5_SMALL, False, embedders.TORCH) in embedders._cache:
+        model = embedders.load_embedder(embedders.E5_SMALL, quantize=True).model
+        return LightE5(model[0].auto_model, model.tokenizer)
+    return light_e5(quantize=True)
+
+
+def serves_light(embedder: Any) -> bool:
+    """Whether `embedder` is the packaged e5-small served by ONNX Runtime or OpenVINO: then its torch model is not
+    open, and the reader and the evaluator read the plain-torch e5 here instead of opening it (the vectors are the
+    same; tests/integration/test_e5_torch.py). A torch-served embedder has its model open already: they read that."""
+    from models.embedder import E5_SMALL
+
+    return getattr(embedder, "name", None) == E5_SMALL and getattr(embedder, "runner", None) is not None
