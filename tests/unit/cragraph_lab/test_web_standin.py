@@ -202,7 +202,7 @@ def test_a_standin_that_is_down_is_a_failed_web_search_and_the_run_finishes(inde
         WebSearchClient(api_key=KEY, base_url=url, timeout_s=2).search("Tokyo")
     assert down.value.kind == "network"
     result = graph.invoke({"question": OFF_CORPUS},
-                          context=context(index, web_search=True, max_retrieval_rounds=1,
+                          context=context(index, web_search=True, max_retrieval_rounds=1, answer_threshold=0.5,
                                           operator={"web": {"base_url": url, "timeout_s": 2.0}}))
     web = [e for e in result["trace"] if e["node"] == "web_search"]
     assert len(web) == 1 and web[0]["decision"] == "failed:network", web
