@@ -116,6 +116,7 @@ def test_web_off_or_without_key_says_why_and_zero_budget_abstains_at_once(index,
         "answer",
     ]
     assert result["trace"][5]["decision"] == "off" and result["abstained"]
+    assert result["trace"][-1]["counts"]["context"] > 0  # the passages graded incorrect were read, then withheld
     no_key = graph.invoke(
         {"question": OFF_CORPUS}, context=context(index, web_search=True, max_retrieval_rounds=0)
     )
