@@ -65,6 +65,11 @@ _MD_SETEXT_UNDERLINE = re.compile(r"[ \t]{0,3}(=+|-+)[ \t]*")
 _MD_FENCE = re.compile(r"[ \t]{0,3}(```|~~~)")
 _HTML_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _DOCX_HEADING = re.compile(r"(?:heading|заголовок)\s*(\d)", re.IGNORECASE)
+_PLAIN_HEADING = re.compile(  # "1. PURPOSE", "3.6 Hallorann Ridge (closed)", "第二章 概况", "一、基本情况"
+    r"[ \t]*(?:(?P<number>\d{1,2}\.(?:\d{1,2}(?:\.\d{1,2}){0,2}\.?)?)[ \t]+"
+    r"|第[一二三四五六七八九十\d]{1,3}[章节部分][ \t]*|[一二三四五六七八九十]{1,3}、[ \t]*)"
+    r"(?P<text>[^|\s][^|]{0,79}?)[ \t]*")
+_SENTENCE_END = (".", "。", ":", "：", ";", "；", ",", "，", "!", "?", "！", "？")
 _MARK = "\ue000"
 """Stands where a heading was while the body is assembled (a private-use character; any in the input is replaced)."""
 
@@ -221,7 +226,7 @@ def _load_file(path: Path, doc_id: str) -> list[tuple[int | None, Document | str
         elif suffix in (".md", ".markdown"):
             title, body, headings = markdown_document(text)
         else:
-            title, body, headings = "", text.strip(), []
+            title, body, headings = plain_text_document(text, _title_from_stem(path))
     if not body:
         raise SkipFile("no text")
     metadata: dict[str, Any] = {FILE_KEY: source}
@@ -403,6 +408,43 @@ def markdown_document(text: str) -> tuple[str, str, list[dict[str, Any]]]:
 def markdown_title(text: str) -> str:
     """The first ATX ("# Title") or setext (underlined) heading, whichever comes first; "" when none."""
     return markdown_document(text)[0]
+
+
+def plain_text_document(text: str, title: str) -> tuple[str, str, list[dict[str, Any]]]:
+    """(title, body, sections) of a plain-text file: numbered heading lines ("2. HISTORY", "3.6 Hallorann Ridge",
+    "第二章 ...", "一、...") leave the body as sections, so a report in .txt has sections as a Markdown one does. A
+    line is a heading when it is short, ends no sentence and is not an item of a numbered list of such lines; a
+    "2.1" line is a heading wherever it stands."""
+    text = text.replace(_MARK, "\ufffd")
+    lines = text.split("\n")
+    out: list[str] = []
+    headings: list[tuple[int, str]] = []
+    for index, raw in enumerate(lines):
+        line = raw.rstrip("\r")
+        match = _PLAIN_HEADING.fullmatch(line)
+        if match and not match.group("text").endswith(_SENTENCE_END) and not _in_numbered_list(lines, index, match):
+            number = match.group("number") or ""
+            headings.append((number.rstrip(".").count(".") + 1, line.strip()))
+            out += ["", _MARK, ""]
+        else:
+            out.append(raw)
+    return _with_headings_out("\n".join(out), headings, title)
+
+
+def _in_numbered_list(lines: list[str], index: int, heading: re.Match[str]) -> bool:
+    """A one-level "N." line whose neighbour (blank lines skipped) is "N-1." or "N+1." of the same short kind: the
+    items of a numbered list ("1. Gateway", "2. Ledger"), not a heading after a list of sentences."""
+    number = heading.group("number") or ""
+    if not number or "." in number.rstrip("."):
+        return False
+    before = next((line for line in lines[index - 1::-1] if line.strip()), "") if index else ""
+    after = next((line for line in lines[index + 1:] if line.strip()), "")
+    for line, step in ((before, -1), (after, 1)):
+        other = _PLAIN_HEADING.fullmatch(line.rstrip("\r"))
+        if other and (other.group("number") or "").rstrip(".") == str(int(number.rstrip(".")) + step) \
+                and not other.group("text").endswith(_SENTENCE_END):
+            return True
+    return False
 
 
 def read_text(path: Path, by_line: bool = False) -> str:

@@ -65,6 +65,24 @@ def test_html_headings_leave_the_text(tmp_path: Path) -> None:
     assert doc.text[section["start"]:] == "A plant opened in 2015."
 
 
+def test_numbered_headings_of_a_plain_text_report_leave_its_text(tmp_path: Path) -> None:
+    path = write_file(tmp_path / "station_report.txt", (
+        "1. STATIONS\n\n3.6 Harrow Ridge (closed)\nThe station closed in 2021.\nIts antenna moved:\n"
+        "1. Dish\n2. Mount\n3. Feed\n\n- last bullet of a list above a heading\n\n2. STAFF\n"
+        "14 October 2023, meeting room\n2011 | Vera Lune | chair\n"
+        "8. Publish a plan by 2026.\n9. Resources\nThe budget is small.\n\n"
+        "二、费用\n费用由公司承担。\n"
+    ))
+    (doc,) = load_documents([path]).documents
+    assert doc.title == "station report"
+    headings = [(s["heading"], s["level"]) for s in doc.metadata["sections"]]
+    assert headings == [("1. STATIONS", 1), ("3.6 Harrow Ridge (closed)", 2), ("2. STAFF", 1), ("9. Resources", 1),
+                        ("二、费用", 1)]
+    assert "3.6" not in doc.text and "1. Dish\n2. Mount\n3. Feed" in doc.text  # a numbered list stays text
+    assert "14 October 2023" in doc.text and "2011 | Vera Lune" in doc.text and "8. Publish a plan" in doc.text
+    assert doc.text[doc.metadata["sections"][1]["start"]:].startswith("The station closed in 2021.")
+
+
 def test_a_chunk_keeps_the_section_it_starts_under(tmp_path: Path) -> None:
     body = "Intro sentence about the company and its founders.\n\n## Plants\n\n" + " ".join(
         f"Plant number {i} opened in the year {2000 + i}." for i in range(12))

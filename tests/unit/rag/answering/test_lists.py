@@ -53,6 +53,14 @@ def test_a_table_cell_gives_its_column_without_the_header() -> None:
     assert items_at(MANUAL, *span(MANUAL, "Granthorpe")) == ["Esselby", "Granthorpe"]
 
 
+@pytest.mark.parametrize("word", ["the following service centres", "Tallow Yard"])
+def test_a_sentence_introducing_a_table_gives_its_first_column_and_outer_pipes_are_optional(word: str) -> None:
+    text = ("The company runs the following service centres:\n\nCentre | Town | Head\n"
+            "Tallow Yard | Esselby | Ann Rook\nWeir House | Granthorpe | Tom Vale\n\nThe end.")
+    first_column = ["Tallow Yard", "Weir House"]
+    assert items_at(text, *span(text, word)) == first_column
+
+
 @pytest.mark.parametrize(("text", "word", "expected"), [
     (MANUAL, "Turnstile", ["Keyring", "Turnstile", "Watchword"]),
     ("In 2019 the cooperative opened Marlpit, Weir House and Tannery Lane.", "Weir House",
