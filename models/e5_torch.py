@@ -26,14 +26,20 @@ import torch
 from torch import nn
 
 
+def _uninitialized_embedding(rows: int, dim: int, padding_idx: int | None = None) -> nn.Embedding:
+    """An nn.Embedding whose table is left as allocated (the file's weights replace it): its own normal_
+    initialization on the meta device imports torch._dynamo (sympy, pandas, sklearn, onnxruntime ...)."""
+    return nn.Embedding(rows, dim, padding_idx=padding_idx, _weight=torch.empty(rows, dim))
+
+
 class Embeddings(nn.Module):
     """BertEmbeddings: word + token type (0) + absolute position, LayerNorm."""
 
     def __init__(self, config: Any) -> None:
         super().__init__()
-        self.word_embeddings = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id)
-        self.position_embeddings = nn.Embedding(config.max_position_embeddings, config.hidden_size)
-        self.token_type_embeddings = nn.Embedding(config.type_vocab_size, config.hidden_size)
+        self.word_embeddings = _uninitialized_embedding(config.vocab_size, config.hidden_size, config.pad_token_id)
+        self.position_embeddings = _uninitialized_embedding(config.max_position_embeddings, config.hidden_size)
+        self.token_type_embeddings = _uninitialized_embedding(config.type_vocab_size, config.hidden_size)
         self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
 
     def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
