@@ -192,11 +192,9 @@ class FastTokenizer:
     shared backend, so threads may share one instance. Importing transformers for this cost 0.7 s of a cold ask."""
 
     def __init__(self, path: Path) -> None:
-        from tokenizers import Tokenizer
+        from models.shared_tokenizer import tokenizer_file
 
-        self.backend = Tokenizer.from_file(str(path))
-        self.backend.no_truncation()
-        self.backend.no_padding()
+        self.backend = tokenizer_file(path)  # the embedder's own, when it reads the same file
         special = {i: t for i, t in self.backend.get_added_tokens_decoder().items() if t.special}
         self.all_special_ids = sorted(special)
         unk = self.backend.token_to_id("<unk>")

@@ -217,10 +217,9 @@ class FolderTokenizer:
     (tests/integration/test_onnx_embedder.py) without importing transformers."""
 
     def __init__(self, path: Path, max_length: int) -> None:
-        from tokenizers import Tokenizer
+        from models.shared_tokenizer import tokenizer_file
 
-        self.tokenizer = Tokenizer.from_file(str(path))
-        self.tokenizer.enable_truncation(max_length=max_length)  # set once: the object is shared by threads
+        self.tokenizer = tokenizer_file(path)  # shared with the reader's FastTokenizer: truncated here per call
         self.max_length = max_length
         pad = self.tokenizer.token_to_id("<pad>")
         self.pad_token_id = 1 if pad is None else int(pad)
@@ -229,8 +228,17 @@ class FolderTokenizer:
                  ) -> dict[str, list[list[int]]]:
         if not truncation or max_length != self.max_length:
             raise ValueError(f"this tokenizer truncates at {self.max_length} tokens, not at {max_length}")
-        encodings = self.tokenizer.encode_batch(texts, add_special_tokens=add_special_tokens)
-        return {"input_ids": [encoding.ids for encoding in encodings]}
+        return {"input_ids": [self._truncated(encoding, add_special_tokens).ids
+                              for encoding in self.tokenizer.encode_batch(texts, add_special_tokens=False)]}
+
+    def _truncated(self, encoding: Any, add_special_tokens: bool) -> Any:
+        """What the tokenizer gives with truncation set at max_length: the text's tokens cut to the room the
+        special tokens leave, then the special tokens added."""
+        if not add_special_tokens:
+            encoding.truncate(self.max_length)
+            return encoding
+        encoding.truncate(self.max_length - self.tokenizer.num_special_tokens_to_add(False))
+        return self.tokenizer.post_process(encoding, None, True)
 
 
 class OnnxRunner:
