@@ -115,19 +115,23 @@ class Layer(nn.Module):
 
 
 class Encoder(nn.Module):
-    def __init__(self, config: Any) -> None:
+    def __init__(self, config: Any, layers: int | None = None) -> None:
         super().__init__()
-        self.layer = nn.ModuleList(Layer(config) for _ in range(config.num_hidden_layers))
+        count = config.num_hidden_layers if layers is None else layers
+        self.layer = nn.ModuleList(Layer(config) for _ in range(count))
 
 
 class Bert(nn.Module):
-    """BertModel's encoder path (no pooler): forward(input_ids=, attention_mask=).last_hidden_state."""
+    """BertModel's encoder path (no pooler): forward(input_ids=, attention_mask=).last_hidden_state.
 
-    def __init__(self, config: Any) -> None:
+    With `layers`, only the bottom layers are built (a caller that reads the states of layer `layers`, as the
+    reader does); `config` still describes the whole model, since the reader sizes its own top from it."""
+
+    def __init__(self, config: Any, layers: int | None = None) -> None:
         super().__init__()
         self.config = config
         self.embeddings = Embeddings(config)
-        self.encoder = Encoder(config)
+        self.encoder = Encoder(config, layers)
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> SimpleNamespace:
         hidden = self.embeddings(input_ids)
@@ -151,16 +155,38 @@ def read_config(folder: Path) -> SimpleNamespace:
     return SimpleNamespace(**{name: raw[name] for name in _CONFIG_FIELDS})
 
 
-def load_bert(folder: Path) -> Bert:
-    """The encoder of a rebuilt e5-small folder, fp32, in eval mode."""
+def load_bert(folder: Path, layers: int | None = None) -> Bert:
+    """The encoder of a rebuilt e5-small folder, fp32, in eval mode; with `layers`, its bottom layers only."""
     from safetensors.torch import load_file
 
     with torch.device("meta"):  # no random initialization of 118M weights that the file replaces (0.5 s)
-        model = Bert(read_config(folder))
-    state = {k.removeprefix("bert."): v for k, v in load_file(str(folder / "model.safetensors")).items()
-             if not k.removeprefix("bert.").startswith("pooler.")}
+        model = Bert(read_config(folder), layers)
+    kept = len(model.encoder.layer)
+    state = {name: v for k, v in load_file(str(folder / "model.safetensors")).items()
+             if _wanted(name := k.removeprefix("bert."), kept)}
     model.load_state_dict(state, strict=True, assign=True)
     return model.eval()
+
+
+def _wanted(name: str, layers: int) -> bool:
+    """Whether a weight of the file belongs to the model built: not the pooler, nor a layer above `layers`."""
+    if name.startswith("pooler."):
+        return False
+    if name.startswith("encoder.layer."):
+        return int(name.split(".")[2]) < layers
+    return True
+
+
+def word_table(folder: Path) -> Any:
+    """The input word-piece table of a rebuilt folder (fp32 numpy), read from its safetensors file without
+    building the model; the file is memory-mapped, so only the rows read take memory."""
+    from safetensors import safe_open
+
+    with safe_open(str(folder / "model.safetensors"), framework="pt") as weights:
+        stored = set(weights.keys())
+        name = next(k for k in ("embeddings.word_embeddings.weight", "bert.embeddings.word_embeddings.weight")
+                    if k in stored)
+        return weights.get_tensor(name).float().numpy()
 
 
 class Encoded(dict):
@@ -262,34 +288,68 @@ _light: dict[bool, LightE5] = {}
 _light_lock = threading.Lock()
 
 
-def light_e5(quantize: bool) -> LightE5:
+def light_e5(quantize: bool, layers: int | None = None) -> LightE5:
     """The process's plain-torch e5-small (quantize=True: int8 as `load_embedder(quantize=True)` makes it, the
-    reader's bottom), built once per precision; the int8 one is quantized from a fresh fp32 read of the folder."""
+    reader's bottom), built once per precision; the int8 one is quantized from a fresh fp32 read of the folder.
+
+    `layers`: how many bottom layers the caller runs (None: all). Only those are read and quantized, the reader
+    running the bottom of the model only; a cached model with fewer layers than asked is built again."""
     from models.e5_rebuild import ensure_rebuilt_e5_small
     from models.embedder import E5_SMALL_FP32_LINEARS, quantize_linear_int8
 
     with _light_lock:
         found = _light.get(quantize)
-        if found is None:
-            folder = ensure_rebuilt_e5_small()
+        folder = ensure_rebuilt_e5_small()
+        if found is None or len(found.bert.encoder.layer) < _depth(folder, layers):
             tokenizer = _light[not quantize].tokenizer if (not quantize) in _light else load_tokenizer(folder)
-            bert = load_bert(folder)
+            bert = load_bert(folder, layers)
             if quantize:
                 bert = quantize_linear_int8(bert, keep_fp32=E5_SMALL_FP32_LINEARS)
             found = _light[quantize] = LightE5(bert, tokenizer)
         return found
 
 
-def e5_int8() -> LightE5:
-    """The int8 e5-small the reader reads (its tokenizer and word table serve the evaluator too): the process's
-    sentence-transformers int8 copy when that model is open already (no second read of the folder), else the
-    plain-torch one of this module. Both give the same states bit for bit."""
+def _depth(folder: Path, layers: int | None) -> int:
+    return int(read_config(folder).num_hidden_layers) if layers is None else layers
+
+
+def e5_int8(layers: int | None = None) -> LightE5:
+    """The int8 e5-small the reader reads: the process's sentence-transformers int8 copy when that model is open
+    already (no second read of the folder), else the plain-torch one of this module, with at least its bottom
+    `layers` layers (None: all). Both give the same states bit for bit."""
     from models import embedder as embedders
 
-    if (embedders.E5_SMALL, False, embedders.TORCH) in embedders._cache:
+    if _sentence_transformers_open():
         model = embedders.load_embedder(embedders.E5_SMALL, quantize=True).model
         return LightE5(model[0].auto_model, model.tokenizer)
-    return light_e5(quantize=True)
+    return light_e5(quantize=True, layers=layers)
+
+
+def e5_pieces() -> tuple[Any, Any]:
+    """The tokenizer and input word-piece table (fp32 numpy) the embedded evaluator reads, without building a
+    model for them: the open e5's when there is one (the reader's, or sentence-transformers'), else the
+    folder's tokenizer and the table read from its file. Quantization leaves the table fp32, so all give the
+    same numbers."""
+    from models.e5_rebuild import ensure_rebuilt_e5_small
+
+    if _sentence_transformers_open():
+        return _pieces_of(e5_int8())
+    with _light_lock:
+        found = _light.get(True) or _light.get(False)
+    if found is not None:
+        return _pieces_of(found)
+    folder = ensure_rebuilt_e5_small()
+    return load_tokenizer(folder), word_table(folder)
+
+
+def _pieces_of(light: LightE5) -> tuple[Any, Any]:
+    return light.tokenizer, light.word_table
+
+
+def _sentence_transformers_open() -> bool:
+    from models import embedder as embedders
+
+    return (embedders.E5_SMALL, False, embedders.TORCH) in embedders._cache
 
 
 def serves_light(embedder: Any) -> bool:

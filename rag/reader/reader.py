@@ -60,7 +60,7 @@ class Reader:
 
         config, arrays = read_weights(Path(path))
         if serves_light(load_embedder(embedder)):  # e5-small on ONNX / OpenVINO: no sentence-transformers
-            light = e5_int8()
+            light = e5_int8(layers=config["split"])  # the bottom it runs; its own top layers follow
             bert, tokenizer = light.bert, light.tokenizer
         else:
             model = load_embedder(embedder, quantize=True)  # the int8 states the reader was trained on
