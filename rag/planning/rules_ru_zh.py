@@ -43,6 +43,7 @@ _RU_RELATIVE = re.compile(
     r"(?P<np>[А-Яа-яЁё\-]+),\s+(?P<clause>(?:(?:по|в|во|на|с|со|у|из|для|за|при|к|о)\s+)?"
     r"(?:[а-яё]+\s+)?(?:котор[а-яё]+|где|куда|откуда)\s+[^?]{3,}?|[а-яё]+(?:вший|вшая|вшее|вшие|вшего|вшей|вшую|"
     r"вшим|вших|щий|щая|щее|щие|щего|щей|щую))(?:\s+[^?]*?)?\s*\??$")
+_RU_ADJECTIVE = re.compile(r"[а-яё\-]{3,}(?:ый|ий|ой|ая|яя|ое|ее|ые|ие|ого|его|ому|ему|ым|им|ую|юю|ей|ых|их)$")
 _ZH_ROLES = ("创始人", "创办人", "创立者", "作者", "设计者", "设计师", "建筑师", "工程师", "总经理", "经理", "董事长",
              "校长", "院长", "馆长", "主编", "导演", "教练", "主教练", "队长", "船长", "老板", "负责人", "发明者",
              "发明人", "妻子", "丈夫", "父亲", "母亲", "儿子", "女儿", "继任者", "前任", "接班人", "主席", "市长",
@@ -88,11 +89,12 @@ def _ru_role(text: str) -> Decomposition | None:
         # a verb ends the role's genitive phrase ("основатель компании «Кипрей» родился ...")
         verb = next((w for w in _RU_WORD.finditer(body, match.end()) if russian_predicate(w.group())), None)
         end = verb.start() if verb else len(body)
-        phrase = body[match.start():end].rstrip(" ,")
+        start = _with_adjectives(body, match.start())
+        phrase = body[start:end].rstrip(" ,")
         if len(_RU_WORD.findall(phrase)) < 2 or len(phrase.split()) > 10:
             continue
         after = body[end:].strip()
-        outer = f"{body[: match.start()].rstrip(' ,')} {{x1}}{' ' + after if after else ''}?".lstrip()
+        outer = f"{body[: start].rstrip(' ,')} {{x1}}{' ' + after if after else ''}?".lstrip()
         if _ru_asks(outer):
             return _two_hops(f"Кто {phrase[:1].lower()}{phrase[1:]}?", outer)
     return None
@@ -102,9 +104,20 @@ def _ru_relative(text: str) -> Decomposition | None:
     match = _RU_RELATIVE.search(text)
     if not match or match.start() == 0:
         return None
-    phrase = text[match.start("np"):].rstrip(" ?")
-    outer = f"{text[: match.start('np')].rstrip(' ,')} {{x1}}?"
+    start = _with_adjectives(text, match.start("np"))
+    phrase = text[start:].rstrip(" ?")
+    outer = f"{text[: start].rstrip(' ,')} {{x1}}?"
     return _two_hops(phrase, outer) if _ru_asks(outer) else None
+
+
+def _with_adjectives(text: str, start: int) -> int:
+    """Where the noun phrase ending in the noun at `start` begins: the adjectives right before a noun are its own
+    ("дочернее общество, которое ...", "нынешний председатель совета"), not words left behind in the question."""
+    while (word := re.search(r"([А-Яа-яЁё\-]+)\s+$", text[:start])) and word.group(1).lower() not in \
+            _RU_QUESTION_WORDS and not word.group(1).lower().startswith("котор") and _RU_ADJECTIVE.match(
+                word.group(1).lower()):
+        start = word.start(1)
+    return start
 
 
 def _zh_role(text: str) -> Decomposition | None:
@@ -117,6 +130,8 @@ def _zh_role(text: str) -> Decomposition | None:
     return _two_hops(f"{match.group('np')}是谁？", f"{{x1}}{rest}？")
 
 
+_ZH_NOUN = ("n", "nz", "s", "LOC", "ORG")
+_ZH_NOMINAL = (*_ZH_NOUN, "vn", "nw")
 _ZH_THAT = {"那", "那个", "那座", "那家", "那条", "那所", "那位", "那部", "那艘", "那支"}
 
 
@@ -130,10 +145,15 @@ def _zh_relative(text: str) -> Decomposition | None:
     noun = of + 1
     while noun < len(words) and (words[noun][0] in _ZH_THAT or words[noun][1] == "q"):
         noun += 1
-    if noun >= len(words) or words[noun][1] not in ("n", "s", "LOC", "ORG"):
+    end = noun  # the noun phrase: a run of nominal words ("服务 中心", "科考 船") ending in a noun
+    while end < len(words) and words[end][1] in _ZH_NOMINAL:
+        end += 1
+    while end > noun and words[end - 1][1] not in _ZH_NOUN:
+        end -= 1
+    if end == noun:
         return None
-    rest = "".join(w for w, _ in words[noun + 1:]).lstrip("，,、 ")
+    rest = "".join(w for w, _ in words[end:]).lstrip("，,、 ")
     if not _ZH_ASKS.search(rest) or not _ZH_ASKING_ONLY.sub("", rest):
         return None
-    phrase = "".join(w for w, _ in words[:of + 1]) + words[noun][0]
+    phrase = "".join(w for w, _ in words[:of + 1]) + "".join(w for w, _ in words[noun:end])
     return _two_hops(phrase, f"{{x1}}{rest}？")

@@ -98,6 +98,14 @@ def test_a_russian_relative_clause_is_asked_first():
         "мастерская, построившая баржу «Ладога»", "Когда открылась {x1}?"]
 
 
+def test_the_adjectives_before_a_russian_noun_belong_to_its_phrase():
+    plan = rule_decomposition("Кто возглавляет новое кафе, которое открыл пекарь Сомов?")
+    assert [q.text for q in plan.sub_questions] == ["новое кафе, которое открыл пекарь Сомов", "Кто возглавляет {x1}?"]
+    role = rule_decomposition("Какой завод возглавляет нынешний председатель клуба «Сокол»?")
+    assert [q.text for q in role.sub_questions] == [
+        "Кто нынешний председатель клуба «Сокол»?", "Какой завод возглавляет {x1}?"]
+
+
 def test_russian_and_chinese_questions_of_one_hop_stay_one_hop():
     assert rule_decomposition("Кто основал пекарню «Ржаной двор»?") is None
     assert rule_decomposition("Какова длина реки Сорожи?") is None
@@ -119,6 +127,8 @@ def test_a_chinese_clause_with_a_verb_before_its_noun_is_asked_first(monkeypatch
         ("{x1}成立于哪一年？", None, ["q1"]),
     ]
     assert rule_decomposition("柏云舒出生的那个镇有多少人口？").sub_questions[0].text == "柏云舒出生的镇"
+    # the noun phrase after 的 is a run of nominal words ("服务 中心")
+    assert rule_decomposition("修理青鸟车的服务中心由谁负责？").sub_questions[0].text == "修理青鸟车的服务中心"
     # what a page names is one hop: no verb before 的, or nothing asked beyond the name
     assert rule_decomposition("青松茶社的总部在哪里？") is None
     assert rule_decomposition("青松茶社生产的茶叫什么名字？") is None
