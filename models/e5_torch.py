@@ -178,15 +178,11 @@ def _wanted(name: str, layers: int) -> bool:
 
 
 def word_table(folder: Path) -> Any:
-    """The input word-piece table of a rebuilt folder (fp32 numpy), read from its safetensors file without
-    building the model; the file is memory-mapped, so only the rows read take memory."""
-    from safetensors import safe_open
+    """The input word-piece table of a rebuilt folder (numpy), memory-mapped from its safetensors file without
+    building the model: only the rows read take memory (models/word_table.py)."""
+    from models.word_table import word_table as mapped
 
-    with safe_open(str(folder / "model.safetensors"), framework="pt") as weights:
-        stored = set(weights.keys())
-        name = next(k for k in ("embeddings.word_embeddings.weight", "bert.embeddings.word_embeddings.weight")
-                    if k in stored)
-        return weights.get_tensor(name).float().numpy()
+    return mapped(folder)
 
 
 class Encoded(dict):

@@ -341,13 +341,14 @@ def runner_embedder(backend: str) -> Embedder:
 
     from models.e5_rebuild import ensure_rebuilt_e5_small
     from models.onnx_embedder import embed_threads, ensure_onnx
+    from models.word_table import word_table
 
     folder = ensure_rebuilt_e5_small()
     graph = ensure_onnx(folder, int8=backend == ONNX_INT8)
     max_length = int(json.loads((folder / "sentence_bert_config.json").read_text())["max_seq_length"])
     tokenizer = FolderTokenizer(folder / "tokenizer.json", max_length)
     dim = int(json.loads((folder / "config.json").read_text())["hidden_size"])
-    runner = OnnxRunner(graph, tokenizer, max_length,
+    runner = OnnxRunner(graph, tokenizer, word_table(folder), max_length,
                         threads=embed_threads(), runtime="openvino" if backend == OPENVINO else "onnxruntime")
     return Embedder(E5_SMALL, None, QUERY_PREFIX, PASSAGE_PREFIX, runner, backend, dim=dim,
                     open_model=lambda: load_embedder(E5_SMALL, backend=TORCH).model)

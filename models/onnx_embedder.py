@@ -6,6 +6,12 @@ into a sibling cache folder; `onnx-int8` adds a dynamically quantized copy (onnx
 weights per output channel, activations quantized per batch at run time). Both are written like the rebuild:
 under a file lock, to a temporary file renamed into place, so concurrent processes never see half a model.
 
+The graph starts after the word-piece lookup: it takes the rows of the input table (250k pieces x 384, most of
+the model's weights) as `inputs_embeds`, and the runner gathers them from the rebuilt folder's safetensors file,
+memory-mapped (models/e5_torch.word_table), so a process holds only the rows its texts use, and the table the
+evaluator reads is the same mapped file. The rest of the graph (position and type embeddings, the layers, pooling)
+is what BertModel computes after its own lookup, so the vectors are the same.
+
 Texts are tokenized once, sorted by token length and embedded in batches padded only to their own longest
 text, then put back in the caller's order. The fp32 graph gives the sentence-transformers vectors (cosine
 > 0.9999 on hotpotqa passages, tests/integration/test_onnx_embedder.py), so a bundle built on torch opens,
@@ -44,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-ONNX_FORMAT = 1  # bump when the exported graph or the quantization recipe changes, so old caches are not reused
+ONNX_FORMAT = 2  # bump when the exported graph or the quantization recipe changes, so old caches are not reused
 BACKEND_ENV = "CRAGRAPH_EMBED_BACKEND"
 THREADS_ENV = "CRAGRAPH_EMBED_THREADS"
 TORCH, ONNX, ONNX_INT8, OPENVINO = "torch", "onnx", "onnx-int8", "openvino"
@@ -104,7 +110,8 @@ def use_cuda() -> bool:
 
 
 def export_onnx(model_folder: Path, target: Path) -> None:
-    """Export the BertModel of a sentence-transformers folder, with mean pooling and normalization, to `target`."""
+    """Export the BertModel of a sentence-transformers folder after its word-piece lookup (input: the looked-up
+    rows), with mean pooling and normalization, to `target`."""
     import torch
     from transformers import AutoModel
 
@@ -118,9 +125,9 @@ def export_onnx(model_folder: Path, target: Path) -> None:
             super().__init__()
             self.inner = inner
 
-        def forward(self, input_ids: Any, attention_mask: Any) -> Any:
-            token_type_ids = torch.zeros_like(input_ids)
-            hidden = self.inner(input_ids=input_ids, attention_mask=attention_mask,
+        def forward(self, inputs_embeds: Any, attention_mask: Any) -> Any:
+            token_type_ids = torch.zeros_like(attention_mask)
+            hidden = self.inner(inputs_embeds=inputs_embeds, attention_mask=attention_mask,
                                 token_type_ids=token_type_ids).last_hidden_state
             mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
             pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
@@ -128,11 +135,13 @@ def export_onnx(model_folder: Path, target: Path) -> None:
 
     ids = torch.tensor([[0, 10, 20, 2], [0, 30, 2, 1]], dtype=torch.long)
     mask = (ids != 1).long()
-    axes = {"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"},
+    with torch.no_grad():
+        rows = bert.get_input_embeddings()(ids)
+    axes = {"inputs_embeds": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"},
             "embedding": {0: "batch"}}
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")  # tracer warnings about python booleans in transformers' mask code
-        torch.onnx.export(Pooled(bert), (ids, mask), str(target), input_names=["input_ids", "attention_mask"],
+        torch.onnx.export(Pooled(bert), (rows, mask), str(target), input_names=["inputs_embeds", "attention_mask"],
                           output_names=["embedding"], dynamic_axes=axes, opset_version=_OPSET, dynamo=False)
 
 
@@ -242,15 +251,17 @@ class FolderTokenizer:
 
 
 class OnnxRunner:
-    """An ONNX Runtime (or OpenVINO) session plus the folder's tokenizer: texts in, L2-normalized float32 rows out."""
+    """An ONNX Runtime (or OpenVINO) session plus the folder's tokenizer and word-piece table: texts in,
+    L2-normalized float32 rows out."""
 
-    def __init__(self, graph: Path, tokenizer: Any, max_length: int, threads: int | None = None,
+    def __init__(self, graph: Path, tokenizer: Any, words: np.ndarray, max_length: int, threads: int | None = None,
                  cuda: bool | None = None, runtime: str = "onnxruntime") -> None:
         if runtime not in ("onnxruntime", "openvino"):
             raise ValueError(f"runtime must be onnxruntime or openvino, not {runtime!r}")
         self.runtime = runtime
         self.graph = graph
         self.tokenizer = tokenizer
+        self.words = words
         self.max_length = int(max_length)
         self.pad_id = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0)
         self.threads = threads
@@ -316,7 +327,8 @@ class OnnxRunner:
             for r, i in enumerate(rows):
                 input_ids[r, :len(ids[i])] = ids[i]
                 mask[r, :len(ids[i])] = 1
-            (vectors,) = self.session.run(["embedding"], {"input_ids": input_ids, "attention_mask": mask})
+            rows_of = np.ascontiguousarray(self.words[input_ids], dtype=np.float32)  # the graph's first step
+            (vectors,) = self.session.run(["embedding"], {"inputs_embeds": rows_of, "attention_mask": mask})
             if out is None:
                 out = np.empty((len(ids), vectors.shape[1]), dtype=np.float32)
             out[rows] = vectors

@@ -82,15 +82,17 @@ class _Session:
         self.widths: list[int] = []
 
     def run(self, names, feeds):
-        ids, mask = feeds["input_ids"], feeds["attention_mask"]
-        self.widths.append(ids.shape[1])
+        rows, mask = feeds["inputs_embeds"], feeds["attention_mask"]
+        self.widths.append(rows.shape[1])
+        ids = rows[..., 0]  # the test's table: row i holds i
         assert ((ids == 1) == (mask == 0)).all()  # padding exactly where the mask is off
         lengths = mask.sum(axis=1).astype(np.float32)
         return [np.stack([lengths, np.ones_like(lengths)], axis=1)]
 
 
 def test_runner_sorts_by_length_and_restores_order() -> None:
-    runner = OnnxRunner(Path("unused.onnx"), _Tokenizer(), 512)
+    words = np.repeat(np.arange(64, dtype=np.float32)[:, None], 3, axis=1)  # row i: (i, i, i)
+    runner = OnnxRunner(Path("unused.onnx"), _Tokenizer(), words, 512)
     runner.session = session = _Session()
     texts = ["a" * n for n in (3, 40, 1, 39, 2, 41)]
     out = runner.encode(texts, batch_size=2)
@@ -148,7 +150,7 @@ def test_a_backend_asked_for_by_name_raises_when_it_cannot_start() -> None:
 
 
 def test_the_runner_names_what_failed_when_its_session_cannot_start(tmp_path) -> None:
-    runner = OnnxRunner(tmp_path / "missing.onnx", _Tokenizer(), 512, runtime="openvino")
+    runner = OnnxRunner(tmp_path / "missing.onnx", _Tokenizer(), np.zeros((64, 3), np.float32), 512, runtime="openvino")
     with pytest.raises(BackendStartError, match=r"openvino could not start on missing\.onnx"):
         runner.encode(["a"])
 
