@@ -271,9 +271,9 @@ class OnnxRunner:
 
     @property
     def session(self) -> Any:
-        """The ONNX Runtime session, started on first use: reading the 470 MB graph takes 1-4 s, which a process
-        that loads the embedder only for its tokenizer or the reader's torch model should not pay. A runtime that
-        cannot start raises BackendStartError (the embedder then falls back to torch unless it was asked for)."""
+        """The ONNX Runtime session, started on first use: reading and compiling the graph takes seconds, which a
+        process that loads the embedder only for its tokenizer or the reader's torch model should not pay. A runtime
+        that cannot start raises BackendStartError (the embedder then falls back to torch unless it was asked for)."""
         with self._lock:
             if self._session is None:
                 try:
