@@ -44,8 +44,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     latency.add_argument("--web", action="store_true", help="allow web search (off by default)")
     latency.set_defaults(run=_ask_latency)
 
-    cold = benches.add_parser("cold-ask", help="cold `cragraph ask` wall time in checkouts side by side "
-                                               "(one process per run, alternating; median per checkout)")
+    cold = benches.add_parser("cold-ask", help="cold `cragraph ask` wall time and peak memory in checkouts side "
+                                               "by side (one process per run, alternating; medians per checkout)")
     cold.add_argument("--checkout", action="append", required=True, metavar="DIR",
                       help="a cragraph source tree to run `python -m cragraph ask` in (repeatable)")
     cold.add_argument("--index", type=Path, required=True, help="the index to ask over (e.g. .cragraph/sample)")
