@@ -251,7 +251,7 @@ def _cold_ask(args: argparse.Namespace) -> int:
 
     from cragraph_lab.cold_ask import markdown, measure, resolve
 
-    result = measure(resolve(args.checkout), args.index, args.runs, args.question)
+    result = measure(resolve(args.checkout), args.index.resolve(), args.runs, args.question)  # asked from each checkout
     print(markdown(result))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
