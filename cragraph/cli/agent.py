@@ -193,11 +193,21 @@ def run_ask(args: argparse.Namespace) -> int:
     return 0
 
 
+SAMPLE_INDEX = Path(".cragraph") / "sample"  # where `make demo` indexes the bundled sample (the README's examples)
+
+
 def _require_index(context: Any) -> None:
     """Refuse at once when the run's index is not there (a Milvus index is checked when the graph opens it)."""
     if context.index_backend == "bundle" and not Path(context.index).exists():
-        raise FileNotFoundError(f"no index at {context.index}; build one with "
-                                f"`cragraph index PATH --index {context.index}`")
+        raise FileNotFoundError(missing_index(context.index))
+
+
+def missing_index(index: str | Path) -> str:
+    """What to do about an index that is not there: build it; for the README's sample index, run `make demo`."""
+    message = f"no index at {index}; build one with `cragraph index PATH --index {index}`"
+    if Path(index).parts[-2:] == SAMPLE_INDEX.parts:
+        message += " (the README's sample index: `make demo` in the project folder builds it)"
+    return message
 
 
 # The ask options a thread's checkpoints record (as JSON in their metadata), so `--resume` runs with them.
@@ -312,7 +322,7 @@ def run_recommend(args: argparse.Namespace) -> int:
     from rag.context import Context
 
     if not Path(args.index).exists():
-        raise FileNotFoundError(f"no index at {args.index}; build one with `cragraph index PATH --index {args.index}`")
+        raise FileNotFoundError(missing_index(args.index))
     context = Context(index=args.index, strategy="auto")
     for question in args.question:
         strategy = graph.invoke({"question": question, "recommend_only": True}, context=context)["strategy"]

@@ -49,6 +49,8 @@ def test_bad_input_gets_a_clear_error(corpus, tmp_path, tiny_embedder_dir, capsy
     assert "no index at" in capsys.readouterr().err
     assert main(["search", "anything", "--index", str(corpus)]) == 1
     assert "not a cragraph index" in capsys.readouterr().err
+    assert main(["ask", "Who founded the Radium Institute?", "--index", str(tmp_path / ".cragraph" / "sample")]) == 1
+    assert "`make demo` in the project folder builds it" in capsys.readouterr().err  # the README's example, first
     assert main(["index", str(corpus), "--index", index, "--embedder", str(tiny_embedder_dir), "--quiet"]) == 0
     capsys.readouterr()
     assert main(["search", "  ", "--index", index]) == 1
