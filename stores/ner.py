@@ -331,6 +331,19 @@ def russian_predicate(word: str) -> bool:
     return bool(forms) and str(forms[0].tag.POS) in ("VERB", "PRTS")
 
 
+def russian_attribute(word: str, noun: str) -> bool:
+    """A Russian word is an adjective or participle that agrees with the noun after it ("дочернее общество",
+    "нынешний председатель"; not "данные сервис"): some pymorphy2 parses of the two share number and case, and
+    gender in the singular; False without natasha."""
+    vocab = _natasha_morph_vocab() if re.search(r"[а-яё]", word.lower()) else None
+    if vocab is None:
+        return False
+    nouns = [form.tag for form in vocab.parse(noun) if form.tag.POS == "NOUN"]
+    return any(form.tag.POS in ("ADJF", "PRTF") and tag.number == form.tag.number and tag.case == form.tag.case
+               and (tag.number == "plur" or tag.gender == form.tag.gender or tag.gender is None)
+               for form in vocab.parse(word) for tag in nouns)
+
+
 def russian_person(name: str) -> bool:
     """A Russian name is most likely a person's: a word of it parses as a first name, surname or patronymic
     ("Аркадий Зимогоров"); False without natasha."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from rag.planning.plan import Decomposition, SubQuestion
-from stores.ner import chinese_tagged, russian_predicate
+from stores.ner import chinese_tagged, russian_attribute, russian_predicate
 from stores.scripts import HAN
 
 
@@ -43,7 +43,6 @@ _RU_RELATIVE = re.compile(
     r"(?P<np>[А-Яа-яЁё\-]+),\s+(?P<clause>(?:(?:по|в|во|на|с|со|у|из|для|за|при|к|о)\s+)?"
     r"(?:[а-яё]+\s+)?(?:котор[а-яё]+|где|куда|откуда)\s+[^?]{3,}?|[а-яё]+(?:вший|вшая|вшее|вшие|вшего|вшей|вшую|"
     r"вшим|вших|щий|щая|щее|щие|щего|щей|щую))(?:\s+[^?]*?)?\s*\??$")
-_RU_ADJECTIVE = re.compile(r"[а-яё\-]{3,}(?:ый|ий|ой|ая|яя|ое|ее|ые|ие|ого|его|ому|ему|ым|им|ую|юю|ей|ых|их)$")
 _ZH_ROLES = ("创始人", "创办人", "创立者", "作者", "设计者", "设计师", "建筑师", "工程师", "总经理", "经理", "董事长",
              "校长", "院长", "馆长", "主编", "导演", "教练", "主教练", "队长", "船长", "老板", "负责人", "发明者",
              "发明人", "妻子", "丈夫", "父亲", "母亲", "儿子", "女儿", "继任者", "前任", "接班人", "主席", "市长",
@@ -111,11 +110,12 @@ def _ru_relative(text: str) -> Decomposition | None:
 
 
 def _with_adjectives(text: str, start: int) -> int:
-    """Where the noun phrase ending in the noun at `start` begins: the adjectives right before a noun are its own
-    ("дочернее общество, которое ...", "нынешний председатель совета"), not words left behind in the question."""
-    while (word := re.search(r"([А-Яа-яЁё\-]+)\s+$", text[:start])) and word.group(1).lower() not in \
-            _RU_QUESTION_WORDS and not word.group(1).lower().startswith("котор") and _RU_ADJECTIVE.match(
-                word.group(1).lower()):
+    """Where the noun phrase ending in the noun at `start` begins: the adjectives right before a noun that agree
+    with it are its own ("дочернее общество, которое ...", "нынешний председатель совета"), not words left behind
+    in the question."""
+    noun = _RU_WORD.match(text, start)
+    while noun and (word := re.search(r"([А-Яа-яЁё\-]+)\s+$", text[:start])) \
+            and word.group(1).lower() not in _RU_QUESTION_WORDS and russian_attribute(word.group(1), noun.group()):
         start = word.start(1)
     return start
 
@@ -130,8 +130,6 @@ def _zh_role(text: str) -> Decomposition | None:
     return _two_hops(f"{match.group('np')}是谁？", f"{{x1}}{rest}？")
 
 
-_ZH_NOUN = ("n", "nz", "s", "LOC", "ORG")
-_ZH_NOMINAL = (*_ZH_NOUN, "vn", "nw")
 _ZH_THAT = {"那", "那个", "那座", "那家", "那条", "那所", "那位", "那部", "那艘", "那支"}
 
 
@@ -145,15 +143,10 @@ def _zh_relative(text: str) -> Decomposition | None:
     noun = of + 1
     while noun < len(words) and (words[noun][0] in _ZH_THAT or words[noun][1] == "q"):
         noun += 1
-    end = noun  # the noun phrase: a run of nominal words ("服务 中心", "科考 船") ending in a noun
-    while end < len(words) and words[end][1] in _ZH_NOMINAL:
-        end += 1
-    while end > noun and words[end - 1][1] not in _ZH_NOUN:
-        end -= 1
-    if end == noun:
+    if noun >= len(words) or words[noun][1] not in ("n", "s", "LOC", "ORG"):
         return None
-    rest = "".join(w for w, _ in words[end:]).lstrip("，,、 ")
+    rest = "".join(w for w, _ in words[noun + 1:]).lstrip("，,、 ")
     if not _ZH_ASKS.search(rest) or not _ZH_ASKING_ONLY.sub("", rest):
         return None
-    phrase = "".join(w for w, _ in words[:of + 1]) + "".join(w for w, _ in words[noun:end])
+    phrase = "".join(w for w, _ in words[:of + 1]) + words[noun][0]
     return _two_hops(phrase, f"{{x1}}{rest}？")
