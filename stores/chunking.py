@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from stores.tables import header_above
 from stores.text import detect_language, normalize_language, sentence_spans, trim_span
 from stores.types import Chunk, Document
 
@@ -327,6 +328,9 @@ def _chunk(plan: _Plan, position: int, group: _Group) -> Chunk:
             metadata["section"] = under[-1]["heading"]
             if not any(start < s["start"] < end for s in sections):  # the chunk lies in one section
                 metadata["section_path"] = heading_path(under)
+    header = header_above(doc.text, start)  # the chunk starts inside a table: its rows need their column names
+    if header:
+        metadata["table_header"] = header
     return Chunk(id=f"{doc.id}#{position}", doc_id=doc.id, text=doc.text[start:end], title=doc.title,
                  metadata=metadata)
 

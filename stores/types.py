@@ -43,7 +43,8 @@ class Chunk:
     metadata keys set by ingestion: file (the path read), category (if given), language, position (0-based order
     in the document), start/end (character offsets in the document text), section (the heading the chunk starts
     under, if any), section_path (the headings above it, outermost first, when the chunk lies in one section),
-    page (PDF pages); a JSONL record's own metadata keys as they are.
+    table_header (the header row of a Markdown table the chunk starts inside), page (PDF pages); a JSONL
+    record's own metadata keys as they are.
     """
 
     id: str

@@ -55,7 +55,8 @@ def reader_values(reader_path: str, language: str, read_top: int = 5) -> ReadFn:
 
     def read(question: str, hits: list[Hit], n: int) -> list[dict[str, Any]]:
         top = hits[:read_top]
-        passages = [Passage(h.chunk.text, h.chunk.title, float(h.score)) for h in top]
+        passages = [Passage(h.chunk.text, h.chunk.title, float(h.score), h.chunk.metadata.get("table_header") or "")
+                    for h in top]
         ranked = rules.read_ranked(load_reader(reader_path), question, passages, language, top=n)
         return [{"text": " ".join(r.text.split()), "margin": r.margin, "share": r.confidence,
                  "passage_id": top[r.passage].chunk.id} for r in ranked if r.kind == "span"]

@@ -22,6 +22,7 @@ from rag.answering.candidates import Candidate, normal
 from rag.retrieval.enumeration import enumeration_request
 from stores.chinese_script import simplified
 from stores.scripts import HAN
+from stores.tables import TABLE_ROW, TABLE_RULE
 
 MAX_ITEMS = 200  # a longer list is cut here, and the answer says how many it had
 Section = Callable[[dict[str, Any]], tuple[str, int]]
@@ -36,8 +37,6 @@ _PLURAL_ASKS = (  # a question asking for several things, beside the explicit en
 )
 _LIST_LINE = re.compile(
     r"^[ \t]*(?:[-*+•‣▪—–]|\d{1,3}[.)]|\(?[a-zа-я]\)|[（(]\d{1,3}[)）])[ \t]+(?P<item>\S.*?)[ \t]*$", re.I)
-_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$|^[^|]+\|[^|]*\|")  # "| a | b |", or "a | b | c" without outer pipes
-_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}")
 _BOLD = re.compile(r"^\*\*(?P<head>[^*]+?)[.:：]?\*\*")
 _HEAD_END = re.compile(r"\s+[—–-]\s+|:\s|：|\s\(|（|\.\s|。|；|;|，|,\s")
 _SEPARATORS = re.compile(
@@ -85,13 +84,13 @@ def items_at(text: str, start: int, end: int) -> list[str]:
     line = lines[at][2]
     if _LIST_LINE.match(line):
         return _heads(_block(lines, at))
-    if _TABLE_ROW.match(line):
+    if TABLE_ROW.match(line):
         return _column(lines, at, start - lines[at][0])
     following = next((i for i in range(at + 1, len(lines)) if lines[i][2].strip()), None)
     if following is not None and _introduces(line, start - lines[at][0]):
         if _LIST_LINE.match(lines[following][2]):
             return _heads(_block(lines, following))
-        if _TABLE_ROW.match(lines[following][2]):  # "... the following centres:" over a table: its first column
+        if TABLE_ROW.match(lines[following][2]):  # "... the following centres:" over a table: its first column
             return _column(lines, following, None)
     return _coordinated(line, start - lines[at][0], end - lines[at][0])
 
@@ -141,19 +140,19 @@ def _column(lines: list[tuple[int, int, str]], at: int, column_at: int | None) -
     """The cells of the column the character column_at of row `at` stands in, header and rule rows left out; None
     (a sentence introduced the table) asks for the first column under the header."""
     first = last = at
-    while first > 0 and _TABLE_ROW.match(lines[first - 1][2]):
+    while first > 0 and TABLE_ROW.match(lines[first - 1][2]):
         first -= 1
-    while last + 1 < len(lines) and _TABLE_ROW.match(lines[last + 1][2]):
+    while last + 1 < len(lines) and TABLE_ROW.match(lines[last + 1][2]):
         last += 1
     pointed = lines[at][2]
     column = 0 if column_at is None else \
         pointed[:column_at].count("|") - (1 if pointed.lstrip().startswith("|") else 0)
     rows = [line for _, _, line in lines[first:last + 1]]
-    if len(rows) > 1 and _TABLE_RULE.match(rows[1]):
+    if len(rows) > 1 and TABLE_RULE.match(rows[1]):
         rows = rows[2:]  # the header and its rule
     elif len(rows) > 1 and (at > first or column_at is None):  # no rule: the first row is taken as the header
         rows = rows[1:]
-    cells = [[c.strip() for c in row.strip().strip("|").split("|")] for row in rows if not _TABLE_RULE.match(row)]
+    cells = [[c.strip() for c in row.strip().strip("|").split("|")] for row in rows if not TABLE_RULE.match(row)]
     return _heads([row[column] for row in cells if 0 <= column < len(row) and row[column]])
 
 

@@ -142,7 +142,7 @@ class Reader:
         if not any(p.text.strip() for p in passages) or not question.strip():
             return None, None, []
         # the weights know simplified characters; the folded text keeps every offset of the original
-        folded = fold(passages)
+        folded = fold(passages, question)
         best, scored, candidates = self._read(simplified(question), folded, language)
         return (None if best is None else as_written(best, passages, folded)), scored, candidates
 
@@ -154,7 +154,7 @@ class Reader:
         passages = [p if isinstance(p, Passage) else Passage(str(p)) for p in passages]
         if not any(p.text.strip() for p in passages) or not question.strip():
             return []
-        folded = fold(passages)
+        folded = fold(passages, question)
         best, scored, candidates = self._read(simplified(question), folded, language)
         if best is None:
             return []

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rag.reader.tables import Piece
+
 
 @dataclass(frozen=True)
 class Passage:
-    """One retrieved passage: its text, optional title and retrieval score (higher is better)."""
+    """One retrieved passage: its text, optional title and retrieval score (higher is better). `table_header`:
+    the header row of a table the text starts inside (the chunk's metadata). `pieces`: set on a passage rewritten
+    for reading (rag/reader/tables.py), where each piece of its text came from in the original."""
 
     text: str
     title: str = ""
     score: float = 0.0
+    table_header: str = ""
+    pieces: tuple[Piece, ...] = ()
 
 
 @dataclass(frozen=True)

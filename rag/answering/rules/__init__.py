@@ -35,7 +35,7 @@ def read_ranked(reader: Reader, question: str, passages: Sequence[Passage | str]
     given = [p if isinstance(p, Passage) else Passage(str(p)) for p in passages]
     if form.kind not in RULE_FORMS or not any(p.text.strip() for p in given) or not question.strip():
         return reader.read_ranked(question, given, language, top)  # folds the passages itself
-    folded = fold(given)
+    folded = fold(given, question)
     applies, ruled = _by_rule(reader, asked, form, folded, language)
     if not applies:
         return reader.read_ranked(question, given, language, top)
