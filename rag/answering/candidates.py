@@ -49,6 +49,12 @@ def names_same(title: str, text: str) -> bool:
     return bool(a and b) and (_terms_within(a, b) or _terms_within(b, a))
 
 
+def names_in(name: str, text: str) -> bool:
+    """The text names the entity: every term of the name stands in it, in any inflection."""
+    terms = set(tokenize(name))
+    return bool(terms) and _terms_within(terms, set(tokenize(text)))
+
+
 def _terms_within(few: set[str], many: set[str]) -> bool:
     return all(any(_one_term(term, other) for other in many) for term in few)
 

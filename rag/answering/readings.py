@@ -25,12 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 from rag.answering import rules
 from rag.answering.bridging import bridged_question, link_terms, unasked
-from rag.answering.candidates import Candidate, about_a_look_alike, names_same
+from rag.answering.candidates import Candidate, about_a_look_alike, names_in, names_same, same_answer
 from rag.answering.claims import CLAIM, Unheld, read_claim
 from rag.answering.rules.compare import page_of, sentences
 from rag.reader import Passage
 from rag.reader.names import named_pages, roots
 from rag.reader.questions import question_form
+from rag.reader.rerank import span_type
 from stores.tokenize import tokenize
 
 if TYPE_CHECKING:  # the reader module imports torch; the graph loads it on first use only
@@ -40,6 +41,8 @@ ONE_PASS_TOP = 3  # spans of the one-pass reading kept as candidates
 CHAIN_TOP = 2  # fillings of a last hop read (the previous hop's best answers)
 PER_PASSAGE = 4  # context passages read one by one
 LINKED = 3  # pages linked from the question's named pages read one by one
+BRIDGES = 2  # one-pass answers read on from, in the passages that name them
+MENTIONS = 3  # passages naming such an answer, each read with the whole question
 
 Follow = Callable[[Sequence[str]], list[dict[str, Any]]]
 """Pages of the index for the given texts (linking sentences best first, or an option's name): a search of the
@@ -47,7 +50,8 @@ index the answer node builds."""
 
 
 def reader_passage(passage: dict[str, Any]) -> Passage:
-    return Passage(passage["text"], passage.get("title") or "", float(passage.get("score") or 0.0))
+    header = (passage.get("metadata") or {}).get("table_header") or ""
+    return Passage(passage["text"], passage.get("title") or "", float(passage.get("score") or 0.0), header)
 
 
 @dataclass
@@ -141,16 +145,31 @@ def per_passage(reader: Reader, question: str, context: Sequence[dict[str, Any]]
         said = sorted(linking_sentences(question, everything), key=lambda found: -found[2])
         everything = _distinct([*everything, *follow([unasked(sentence, question) for _, sentence, _ in said])])
     links = linked_pages(question, everything)
+    bridges = answers_to_read_on(question, found)
+    if follow is not None:  # a section of a long document that names the bridge: retrieval may not have reached it
+        everything = _distinct([*everything, *follow([hop_question(question, b) for b in bridges])])
+    links += mentions(question, bridges, everything)
     pages = [*range(min(PER_PASSAGE, len(context))), *bridge_pages(found, context)]
     for index, link in [*((i, None) for i in pages), *((link["to"], link) for link in links)]:
         passage = everything[index]
         source = everything[link["from"]] if link else {}
-        asked = question if link is None else bridged_question(
-            question, source.get("title") or "", link["sentence"], passage.get("title") or "", passage["text"])
+        bridge: Candidate | None = link.get("bridge") if link else None
+        if link is None:
+            asked = question
+        elif bridge is not None:
+            asked = hop_question(question, bridge)
+        else:
+            asked = bridged_question(question, source.get("title") or "", link["sentence"],
+                                     passage.get("title") or "", passage["text"])
         read = rules.read_ranked(reader, asked, [reader_passage(passage)], language, top=1)
-        if read and not read[0].rule:
+        if read and not read[0].rule and not (bridge and _shares_terms(read[0].text, bridge.text)):
             chain = []
-            if link is not None:
+            if link is not None and bridge is not None:  # the one-pass answer, read on where a passage names it
+                chain = [{"question": question, "answer": bridge.text, "passage": dict(source),
+                          "sentence": link["sentence"], "margin": bridge.read.margin,
+                          "share": bridge.read.confidence, "rank": bridge.rank},
+                         {"question": asked, "answer": " ".join(read[0].text.split()), "passage": dict(passage)}]
+            elif link is not None:
                 chain = [{"question": question, "answer": passage.get("title") or "", "passage": dict(source),
                           "sentence": link["sentence"]},
                          {"question": asked, "answer": " ".join(read[0].text.split()), "passage": dict(passage)}]
@@ -200,6 +219,61 @@ def linked_pages(question: str, context: Sequence[dict[str, Any]], top: int = LI
                 best[target] = (weight, source, sentence)
     ranked = sorted(best, key=lambda t: (-best[t][0], t))[:top]
     return [{"from": best[t][1], "to": t, "sentence": best[t][2]} for t in ranked]
+
+
+def answers_to_read_on(question: str, found: Sequence[Candidate]) -> list[Candidate]:
+    """The first BRIDGES distinct one-pass answers that may be a bridge rather than the answer: not a number or a
+    year, not words the question says ("the captain of the ship that serves line X" answered "the Vetlan")."""
+    asked = set(tokenize(question))
+    bridges: list[Candidate] = []
+    for candidate in found:
+        terms = set(tokenize(candidate.text))
+        if (candidate.reading == "one_pass" and candidate.read.kind == "span" and terms and not terms <= asked
+                and span_type(candidate.text) not in ("year", "number")
+                and not any(same_answer(candidate.text, b.text) for b in bridges)):
+            bridges.append(candidate)
+    return bridges[:BRIDGES]
+
+
+def _shares_terms(answer: str, bridge: str) -> bool:
+    """A second hop's answer that says the bridge again ("Volga is the longest river" from "the Volga river")
+    is the bridge's own page answering the question, not a hop on from it."""
+    return bool(set(tokenize(answer)) & set(tokenize(bridge)))
+
+
+def hop_question(question: str, bridge: Candidate) -> str:
+    """The question's second hop from a one-pass answer: what the answer's sentence answered of the question
+    is the answer ("Who is the captain of the ship that serves line X?" -> "Who is the captain of the Vetlan?")."""
+    sentence = bridge.read.sentence or bridge.text
+    return bridged_question(question, sentence, sentence, bridge.text, "")
+
+
+def mentions(question: str, bridges: Sequence[Candidate], passages: Sequence[dict[str, Any]]
+             ) -> list[dict[str, Any]]:
+    """For each bridge, the passages other than its own with a sentence that names it and, with its neighbours,
+    says more of what the question asks than the bridge's own sentence did (a section of a long document about
+    the entity the first pass answered with: it has no page of its own), the first MENTIONS by how many such
+    terms: links as linked_pages gives them, from the bridge's passage, with the bridge."""
+    found = []
+    asked = link_terms(question)
+    for bridge in bridges:
+        own = bridge.passage.get("id")
+        source = next((i for i, p in enumerate(passages) if p.get("id") == own), None)
+        if source is None:
+            continue
+        wanted = asked - link_terms(bridge.read.sentence) - link_terms(bridge.text)
+        weights = {}
+        for i, passage in enumerate(passages):
+            if passage.get("id") == own or not names_in(bridge.text, passage.get("text") or ""):
+                continue
+            parts = sentences(passage.get("text") or "")
+            said = [link_terms(part) for part in parts]
+            weights[i] = max((len(set().union(*said[max(0, at - 1):at + 2]) & wanted)
+                              for at, part in enumerate(parts) if names_in(bridge.text, part)), default=0)
+        ranked = sorted((i for i in weights if weights[i]), key=lambda i: (-weights[i], i))
+        found += [{"from": source, "to": i, "sentence": bridge.read.sentence, "bridge": bridge}
+                  for i in ranked[:MENTIONS]]
+    return found
 
 
 def _distinct(passages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
