@@ -112,8 +112,11 @@ def _bridge(text: str) -> Decomposition | None:
         outer = rest[: match.start("np")].rstrip()
         if len(outer.split()) < 2:
             break
+        verb = _main_verb(outer, match.group("clause"))
+        if verb:
+            inner = inner[: -len(verb)].rstrip()
         hops.append(inner)
-        rest = f"{outer} {{x{len(hops)}}}?"
+        rest = f"{outer} {{x{len(hops)}}}{f' {verb}' if verb else ''}?"
     if not hops:
         return None
     # hops[0] is the innermost phrase (no slot); hop i uses {x<i>} and produces {x<i+1>}.
@@ -123,6 +126,44 @@ def _bridge(text: str) -> Decomposition | None:
     ]
     nodes.append(SubQuestion(id=f"q{len(hops) + 1}", text=rest, deps=[f"q{len(hops)}"]))
     return Decomposition(sub_questions=nodes)
+
+
+_DO = frozenset(["did", "does", "do"])
+_BE_HAVE = frozenset(["was", "were", "is", "are", "has", "have", "had"])
+_PARTICLES = frozenset(["out", "up", "off", "in", "on", "down", "over", "away", "back", "about", "around", "through"])
+_BEFORE_A_CLAUSE_VERB = frozenset(["to", "it", "he", "she", "they", "we", "i", "you", "who", "that", "which"])
+_IRREGULAR_PAST = frozenset([
+    "born", "built", "made", "held", "sold", "won", "led", "run", "ran", "set", "put", "found", "bought", "taught",
+    "became", "began", "begun", "wrote", "lent", "took", "gave", "kept", "left", "lost", "paid", "sent", "spent",
+    "grew", "drew", "threw", "knew", "saw", "met", "rose", "fell", "shot", "hit", "cut", "came", "went",
+])
+
+
+def _main_verb(outer: str, clause: str) -> str:
+    """The question's own verb when the relative clause ends with it: after an inverted auxiliary ("When was",
+    "Which university did") the subject, the noun phrase with its clause, is followed by the main verb, so in
+    "When was the engineer who designed the bridge born?" "born" asks of the engineer, and in "Which university
+    did the engineer who designed the bridge attend?" "attend" does. After "did" it is any lower-case last word;
+    after "was" / "has" a participle, and only when the clause keeps a verb of its own ("the lake that her home
+    overlooked" ends with the clause's verb, not the question's). A particle ("come out"), an infinitive ("to
+    function") or a verb after a pronoun ("when it sank") stays in the clause."""
+    aux = outer.split()[-1].lower()
+    words = clause.split()
+    last = words[-1] if len(words) > 1 else ""
+    if not last.isalpha() or not last.islower() or aux not in _DO | _BE_HAVE or last in _PARTICLES \
+            or words[-2].lower() in _BEFORE_A_CLAUSE_VERB:
+        return ""
+    if aux in _DO:
+        return "" if _past(last) else last
+    return last if _past(last) and any(_past(w) or _present(w) for w in words[:-1]) else ""
+
+
+def _past(word: str) -> bool:
+    return word.islower() and (word.endswith(("ed", "en", "wn")) or word in _IRREGULAR_PAST)
+
+
+def _present(word: str) -> bool:
+    return word.islower() and word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3
 
 
 def _role_bridge(text: str) -> Decomposition | None:

@@ -19,6 +19,25 @@ def test_a_relative_clause_becomes_a_two_hop_slot_chain():
     assert validate_decomposition(plan) == []
 
 
+@pytest.mark.parametrize(("question", "first", "then"), [
+    ("When was the botanist who named the Orrel pine born?", "the botanist who named the Orrel pine",
+     "When was {x1} born?"),
+    ("Which school did the potter who glazed the Tamsin vase attend?", "the potter who glazed the Tamsin vase",
+     "Which school did {x1} attend?"),
+    ("In what year was the guild that Ada Wren co-founded dissolved?", "the guild that Ada Wren co-founded",
+     "In what year was {x1} dissolved?"),
+    # the clause's own verb ends it: nothing is the question's
+    ("How wide is the canal that Ada Wren's mill overlooked?", "the canal that Ada Wren's mill overlooked",
+     "How wide is {x1}?"),
+    ("In which town was the mill that built the Tamsin Loom?", "the mill that built the Tamsin Loom",
+     "In which town was {x1}?"),
+])
+def test_the_verb_after_an_inverted_auxiliary_is_the_questions_not_the_clauses(question, first, then):
+    plan = rule_decomposition(question)
+    assert [q.text for q in plan.sub_questions] == [first, then]
+    assert validate_decomposition(plan) == []
+
+
 def test_nested_clauses_become_a_longer_chain():
     plan = rule_decomposition("How many shops are in the region that borders the region where Hedda Marsk was born?")
     assert [q.text for q in plan.sub_questions] == [
