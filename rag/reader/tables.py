@@ -50,12 +50,12 @@ def rows_as_sentences(text: str, header: str = "", asked: frozenset[str] = froze
     first = next((i for i, (_, line) in enumerate(lines) if line.strip()), len(lines))
     at = 0
     while at < len(lines):
-        if at == first and header and TABLE_ROW.match(lines[at][1]) and not _has_head(lines, at):
+        body = _body_start(lines, at)
+        if at == first and header and TABLE_ROW.match(lines[at][1]) and body != at + 2:
             names = [(header[s:e], -1) for s, e in cells(header)]  # not in the text: read, never cut back
             body = at
-        elif _has_head(lines, at):
+        elif body > at:
             names = [(text[s:e], s) for s, e in cells(lines[at][1], lines[at][0])]
-            body = at + 2
         else:
             at += 1
             continue
@@ -89,9 +89,21 @@ def named_rows(text: str, rows: list[list[tuple[int, int]]], asked: frozenset[st
     return named
 
 
-def _has_head(lines: list[tuple[int, str]], at: int) -> bool:
-    """Line `at` is a header row: a table row with a rule row under it."""
-    return at + 1 < len(lines) and bool(TABLE_ROW.match(lines[at][1])) and bool(TABLE_RULE.match(lines[at + 1][1]))
+def _body_start(lines: list[tuple[int, str]], at: int) -> int:
+    """Where the body of a table whose header row is line `at` begins, or -1: after the rule row under the
+    header, or, in a plain-text table without a rule, after the first of three or more rows that open a run of
+    table rows and have as many cells each (three at least), as list answers read such a table."""
+    def row(i: int) -> bool:
+        return 0 <= i < len(lines) and bool(TABLE_ROW.match(lines[i][1])) and not TABLE_RULE.match(lines[i][1])
+
+    if not row(at):
+        return -1
+    if at + 1 < len(lines) and TABLE_RULE.match(lines[at + 1][1]):
+        return at + 2
+    if row(at - 1) or not (row(at + 1) and row(at + 2)):
+        return -1
+    counts = {len(cells(lines[i][1])) for i in (at, at + 1, at + 2)}
+    return at + 1 if len(counts) == 1 and counts.pop() >= 3 else -1
 
 
 def _row(text: str, names: list[tuple[str, int]], row: list[tuple[int, int]], add: Callable[..., None]) -> None:

@@ -93,3 +93,12 @@ def test_the_rows_the_question_names_are_read_alone() -> None:
     assert "No. 6 River" in read and "No. 5 Northern" not in read
     read, _ = rows_as_sentences(REPORT, asked=frozenset(["plant", "capacity"]))  # no row named: every row
     assert "No. 6 River" in read and "No. 5 Northern" in read
+
+
+def test_a_plain_text_table_without_a_rule_row_takes_its_first_row_as_the_header() -> None:
+    text = "Ships:\nName | Length | Displacement\nTern | 72 m | 2480 t\nGull | 24 m | 160 t\n\nThe Tern is new."
+    read, pieces = rows_as_sentences(text)
+    assert "Name: Tern, Length: 72 m, Displacement: 2480 t.\n" in read
+    at = read.index("160 t")
+    assert to_source(pieces, at, at + 5) == (text.index("160 t"), text.index("160 t") + 5)
+    assert rows_as_sentences("a | b | c\nd | e\n") == ("", ())  # two rows of unequal cells: no table
