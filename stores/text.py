@@ -18,6 +18,7 @@ from functools import cache
 from typing import Any
 
 from stores.chinese_script import simplified
+from stores.tables import TABLE_ROW
 
 UNDETERMINED = "und"
 """Returned by `detect_language` for text with no letters (empty, digits, punctuation)."""
@@ -286,7 +287,8 @@ def _blocks(text: str) -> list[tuple[int, int]]:
 
 
 def _structural_pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """Split a paragraph before each Markdown list item / heading line, and after each heading line."""
+    """Split a paragraph before each Markdown list item / heading line / table row, and after each heading line and
+    table row (a row is a unit: a long table is cut between rows, never inside one)."""
     pieces = []
     piece_start = start
     line_start = start
@@ -294,10 +296,11 @@ def _structural_pieces(text: str, start: int, end: int) -> list[tuple[int, int]]
         newline = text.find("\n", line_start, end)
         line_end = end if newline < 0 else newline
         line = text[line_start:line_end]
-        if line_start > piece_start and _STRUCTURAL_LINE.match(line):
+        row = bool(TABLE_ROW.match(line))
+        if line_start > piece_start and (row or _STRUCTURAL_LINE.match(line)):
             pieces.append((piece_start, line_start))
             piece_start = line_start
-        if _HEADING_LINE.match(line):
+        if row or _HEADING_LINE.match(line):
             pieces.append((piece_start, line_end))
             piece_start = line_end
         line_start = line_end + 1

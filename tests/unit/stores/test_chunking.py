@@ -221,3 +221,15 @@ def test_one_long_document_moves_the_bar(capsys: pytest.CaptureFixture[str]) -> 
     percents = {int(p) for p in re.findall(r"(\d+)%\|", shown)}
     assert len(percents - {0, 100}) >= 3, shown
 
+
+
+def test_a_chunk_that_starts_inside_a_table_keeps_the_tables_header_row() -> None:
+    header = "| Station | River | Opened | Keeper |"
+    rows = "\n".join(f"| Station {n} | River {n} | {1900 + n} | Keeper number {n} of the river watch |"
+                     for n in range(1, 16))
+    text = f"Gauging stations on the rivers:\n\n{header}\n|---|---|---|---|\n{rows}\n\nThe river watch ends here."
+    chunks = chunk_document(Document(id="d", text=text, title="Stations"), topic_embed, max_chars=300,
+                            whole_doc_chars=200, min_chars=50)
+    inside = [c for c in chunks if c.text.startswith("| Station ") and not c.text.startswith(header)]
+    assert inside and all(c.metadata["table_header"] == header for c in inside)
+    assert all("table_header" not in c.metadata for c in chunks if c not in inside)

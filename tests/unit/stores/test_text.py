@@ -127,3 +127,11 @@ def test_long_inputs_are_fed_to_splitters_in_bounded_blocks(language: str) -> No
 def test_text_without_any_break_is_still_covered() -> None:
     text = "x" * 5000 + " " + "y" * 10
     _assert_partition(text, sentence_spans(text, "en"))
+
+
+def test_each_table_row_is_a_sentence_of_its_own() -> None:
+    from stores.text import sentence_spans
+
+    text = "Stations:\n| Station | Opened |\n|---|---|\n| Tarn | 1901 |\n| Wick | 1902 |\nAll are open."
+    assert [text[s:e] for s, e in sentence_spans(text, "en")] == [
+        "Stations:", "| Station | Opened |", "|---|---|", "| Tarn | 1901 |", "| Wick | 1902 |", "All are open."]
