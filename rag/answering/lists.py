@@ -24,6 +24,7 @@ from stores.chinese_script import simplified
 from stores.scripts import HAN
 from stores.tables import TABLE_ROW, TABLE_RULE
 
+_HAN_NUMERALS = frozenset("一二两三四五六七八九十")
 MAX_ITEMS = 200  # a longer list is cut here, and the answer says how many it had
 Section = Callable[[dict[str, Any]], tuple[str, int]]
 """The text of the section a passage lies in, and where the passage's text starts in it."""
@@ -92,7 +93,27 @@ def items_at(text: str, start: int, end: int) -> list[str]:
             return _heads(_block(lines, following))
         if TABLE_ROW.match(lines[following][2]):  # "... the following centres:" over a table: its first column
             return _column(lines, following, None)
-    return _coordinated(line, start - lines[at][0], end - lines[at][0])
+    return _coordinated(line, start - lines[at][0], end - lines[at][0]) or \
+        (_block_after_paragraph(lines, at) if _counts(text[start:end]) else [])
+
+
+def _counts(span: str) -> bool:
+    """The span counts or describes the set ("four", "пять компонентов", "三类"), not one member of it (a name)."""
+    if any(char.isdigit() or char in _HAN_NUMERALS for char in span):
+        return True
+    return not HAN.search(span) and not _name(span)
+
+
+def _block_after_paragraph(lines: list[tuple[int, int, str]], at: int) -> list[str]:
+    """The items of the list or table that follows the span's paragraph ("The federation operates four plants.
+    All are owned by it." over a table of the plants): a paragraph right before a block introduces it."""
+    end = next((i for i in range(at + 1, len(lines)) if not lines[i][2].strip()), len(lines))
+    block = next((i for i in range(end, len(lines)) if lines[i][2].strip()), None)
+    if block is None or block > end + 1:
+        return []
+    if _LIST_LINE.match(lines[block][2]):
+        return _heads(_block(lines, block))
+    return _column(lines, block, None) if TABLE_ROW.match(lines[block][2]) else []
 
 
 def _lines(text: str) -> list[tuple[int, int, str]]:

@@ -77,6 +77,17 @@ def test_a_span_in_no_list_gives_none() -> None:
     assert items_at(MANUAL, *span(MANUAL, "Oona Bekessy")) == []
 
 
+@pytest.mark.parametrize(("word", "expected"), [
+    ("four", ["Tarn Creamery", "Wick Mill"]),  # a count in the paragraph before the table: its first column
+    ("Ada Lind", []),  # a name in that paragraph is one thing, not the set
+])
+def test_a_paragraph_right_before_a_table_introduces_it(word: str, expected: list[str]) -> None:
+    text = ("The union runs four plants under Ada Lind. All report to its board.\n\n| Plant | Opened |\n|---|---|\n"
+            "| Tarn Creamery | 2011 |\n| Wick Mill | 2013 |\n")
+    at = text.index(word)
+    assert items_at(text, at, at + len(word)) == expected
+
+
 def test_a_candidate_pointing_into_a_list_becomes_the_list_read_from_its_whole_section() -> None:
     chunk = MANUAL.split("\n\n")[1]  # the block alone, as a refined strip might hold one item only
     strip = "- Tallyroll: the segment store"
