@@ -82,7 +82,10 @@ def gather(reader: Reader, question: str, context: Sequence[dict[str, Any]], hop
     whole = [c for c in one_pass(reader, question, context, language) if not (claims and c.reading == CLAIM)]
     candidates = [*claims, *whole, *(c for c in chained if c.reading not in ("yes_no", CLAIM))]
     if candidates and candidates[0].reading == "one_pass":
-        candidates += per_passage(reader, question, context, language, candidates, pool, follow)
+        # a one-pass answer is read on as a bridge only for a question planned as a chain: of a one-hop question
+        # it is the answer or a wrong one of the asked kind ("the ferry built in 2010" -> another ferry)
+        candidates += per_passage(reader, question, context, language, candidates, pool, follow,
+                                  bridged=len(hops) > 1)
     named = [terms for terms in (set(tokenize(name)) for name in entities) if terms]
     candidates = [c for c in candidates if not about_a_look_alike(c, named)]
     gathered = Gathered([])
@@ -133,19 +136,20 @@ def one_pass(reader: Reader, question: str, context: Sequence[dict[str, Any]], l
 
 def per_passage(reader: Reader, question: str, context: Sequence[dict[str, Any]], language: str,
                 found: Sequence[Candidate] = (), pool: Sequence[dict[str, Any]] = (),
-                follow: Follow | None = None) -> list[Candidate]:
+                follow: Follow | None = None, bridged: bool = False) -> list[Candidate]:
     """The reader's best span for the whole question in each of the first context passages read alone, and in
     the pages of the entities `found` names; then the pages (of the context or the pool) that the question's
     named pages link to, each asked the link's second hop (bridging.py; span questions only: a rule answers yes / no
     and "A or B" from the whole context). With `follow`, the pages the linking sentences name are searched for in
-    the index too."""
+    the index too. `bridged` (a question planned as a chain): the one-pass answers that may be bridges are read on
+    over the passages that name them (mentions)."""
     candidates = []
     everything = _distinct([*context, *pool])
     if follow is not None:
         said = sorted(linking_sentences(question, everything), key=lambda found: -found[2])
         everything = _distinct([*everything, *follow([unasked(sentence, question) for _, sentence, _ in said])])
     links = linked_pages(question, everything)
-    bridges = answers_to_read_on(question, found)
+    bridges = answers_to_read_on(question, found) if bridged else []
     if follow is not None:  # a section of a long document that names the bridge: retrieval may not have reached it
         everything = _distinct([*everything, *follow([hop_question(question, b) for b in bridges])])
     links += mentions(question, bridges, everything)
