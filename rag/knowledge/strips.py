@@ -19,6 +19,7 @@ from evaluators.base import RelevanceEvaluator
 from rag.knowledge.passages import heading
 from rag.reader.names import named_pages
 from rag.settings import setting
+from stores.tables import TABLE_ROW
 from stores.text import language_of, sentence_spans
 from stores.types import titled
 
@@ -86,6 +87,17 @@ def passage_strips(passage: dict[str, Any], strips: StripSettings) -> list[tuple
     return strip_spans(passage["text"], language, strips.min_chars, strips.max_chars)
 
 
+def recomposed(text: str, kept: Sequence[dict[str, Any]]) -> str:
+    """The kept strips in order, joined by a space, or by a line break where the source breaks the line before or
+    after a table row (a table's rows are strips of their own: joined on one line they are no table to the reader,
+    and a sentence joined to a row would read as its cell)."""
+    parts = [kept[0]["text"]] if kept else []
+    for before, strip in zip(kept, kept[1:], strict=False):
+        rows = TABLE_ROW.match(strip["text"]) or TABLE_ROW.match(before["text"].rsplit("\n", 1)[-1])
+        parts.append(("\n" if rows and "\n" in text[before["end"] : strip["start"]] else " ") + strip["text"])
+    return "".join(parts)
+
+
 def refine_passages(
     question: str,
     passages: list[dict[str, Any]],
@@ -123,7 +135,7 @@ def refine_passages(
             knowledge.append(
                 {
                     **passage,
-                    "text": " ".join(s["text"] for s in kept),
+                    "text": recomposed(passage["text"], kept),
                     "strips": kept,
                     "original_chars": len(passage["text"]),
                 }

@@ -40,6 +40,17 @@ def test_refine_keeps_every_strip_scored_and_recomposes_in_order():
     assert best["text"] == "The Volga flows into the Caspian Sea."  # the evidence ranks by these scores
 
 
+def test_a_tables_rows_stay_on_their_lines_when_recomposed():
+    text = ("The plants:\n\n| Plant | Opened |\n|---|---|\n| Tarn Creamery | 2011 |\n| Wick Mill | 2013 |\n\n"
+            "Both are open.\nThey run all year.")
+    passage = {"id": "p#0", "title": "Plants", "text": text, "language": "en", "grade": 0.6}
+    (refined,), _ = refine_passages("When did Wick Mill open?", [passage], KeywordEvaluator(),
+                                    StripSettings(min_chars=1))
+    assert "The plants:\n| Plant | Opened |\n|---|---|\n| Tarn Creamery | 2011 |\n| Wick Mill | 2013 |\nBoth" \
+        in refined["text"]
+    assert refined["text"].endswith("Both are open. They run all year.")  # prose is joined by spaces as before
+
+
 class _ListSpy(KeywordEvaluator):
     """Records each list it scores."""
 
