@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from stores.tables import header_above
+from stores.markdown_tables import header_above
 from stores.text import detect_language, normalize_language, sentence_spans, trim_span
 from stores.types import Chunk, Document
 

@@ -18,7 +18,7 @@ from functools import cache
 from typing import Any
 
 from stores.chinese_script import simplified
-from stores.tables import TABLE_ROW
+from stores.markdown_tables import TABLE_ROW
 
 UNDETERMINED = "und"
 """Returned by `detect_language` for text with no letters (empty, digits, punctuation)."""

@@ -21,8 +21,8 @@ from typing import Any
 from rag.answering.candidates import Candidate, normal
 from rag.retrieval.enumeration import enumeration_request
 from stores.chinese_script import simplified
+from stores.markdown_tables import TABLE_ROW, TABLE_RULE
 from stores.scripts import HAN
-from stores.tables import TABLE_ROW, TABLE_RULE
 
 _HAN_NUMERALS = frozenset("一二两三四五六七八九十")
 MAX_ITEMS = 200  # a longer list is cut here, and the answer says how many it had

@@ -19,7 +19,7 @@ from evaluators.base import RelevanceEvaluator
 from rag.knowledge.passages import heading
 from rag.reader.names import named_pages
 from rag.settings import setting
-from stores.tables import TABLE_ROW
+from stores.markdown_tables import TABLE_ROW
 from stores.text import language_of, sentence_spans
 from stores.types import titled
 

@@ -1,7 +1,7 @@
 """The passages as the reader reads them, and its answers as the passages are written.
 
 Why: the reader's weights and the rules know simplified characters and prose. Traditional Chinese is folded
-character by character (every offset kept); a table is written row by row as sentences (rag/reader/tables.py,
+character by character (every offset kept); a table is written row by row as sentences (rag/reader/table_rows.py,
 its pieces say where each stretch came from). An answer is cut back from the passage as its user wrote it.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from rag.reader.tables import rows_as_sentences, to_source
+from rag.reader.table_rows import rows_as_sentences, to_source
 from rag.reader.types import Passage, ReaderAnswer
 from stores.chinese_script import simplified
 from stores.tokenize import tokenize

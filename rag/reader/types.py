@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rag.reader.tables import Piece
+from rag.reader.table_rows import Piece
 
 
 @dataclass(frozen=True)
 class Passage:
     """One retrieved passage: its text, optional title and retrieval score (higher is better). `table_header`:
     the header row of a table the text starts inside (the chunk's metadata). `pieces`: set on a passage rewritten
-    for reading (rag/reader/tables.py), where each piece of its text came from in the original."""
+    for reading (rag/reader/table_rows.py), where each piece of its text came from in the original."""
 
     text: str
     title: str = ""

@@ -2,7 +2,7 @@
 
 Why here: the chunker cuts a long table between rows, and a chunk that starts inside one keeps its header row
 in its metadata (a row of cells means little without the names of its columns); the reader writes rows out
-with those names (rag/reader/tables.py), and list answers read a table's column (rag/answering/lists.py).
+with those names (rag/reader/table_rows.py), and list answers read a table's column (rag/answering/lists.py).
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Tables read row by row as sentences, and answers cut back from the table as written."""
 
 from rag.reader.folding import as_written, fold
-from rag.reader.tables import rows_as_sentences, to_source
+from rag.reader.table_rows import rows_as_sentences, to_source
 from rag.reader.types import Passage, ReaderAnswer
-from stores.tables import header_above
+from stores.markdown_tables import header_above
 
 REPORT = """Plants connected to the system:
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from stores.tables import TABLE_ROW, TABLE_RULE, cells
+from stores.markdown_tables import TABLE_ROW, TABLE_RULE, cells
 from stores.tokenize import tokenize
 
 
