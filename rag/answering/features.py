@@ -117,7 +117,7 @@ def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str,
             "asks_list": float(asks_list),
             "list_answer": float(bool(candidate.items)),
             "log_items": math.log1p(len(candidate.items)),
-            "in_section": float(_in_section(candidate.passage)),
+            "in_section": float(in_section(candidate.passage)),
         }
 
 
@@ -162,7 +162,7 @@ def _leads_on(candidate: Candidate, context: Sequence[dict[str, Any]]) -> bool:
         p.get("id") != own and names_same(p.get("title") or "", candidate.text) for p in context)
 
 
-def _in_section(passage: dict[str, Any]) -> bool:
+def in_section(passage: dict[str, Any]) -> bool:
     """The passage's subject is a heading inside its document, not the document's own title."""
     title, document = normal(passage.get("title") or ""), normal(passage.get("document") or "")
     return bool(title and document and title != document)

@@ -27,6 +27,7 @@ from rag.answering import rules
 from rag.answering.bridging import bridged_question, link_terms, unasked
 from rag.answering.candidates import Candidate, about_a_look_alike, names_in, names_same, same_answer
 from rag.answering.claims import CLAIM, Unheld, read_claim
+from rag.answering.features import in_section
 from rag.answering.rules.compare import page_of, sentences
 from rag.reader import Passage
 from rag.reader.names import named_pages, roots
@@ -226,13 +227,16 @@ def linked_pages(question: str, context: Sequence[dict[str, Any]], top: int = LI
 
 
 def answers_to_read_on(question: str, found: Sequence[Candidate]) -> list[Candidate]:
-    """The first BRIDGES distinct one-pass answers that may be a bridge rather than the answer: not a number or a
-    year, not words the question says ("the captain of the ship that serves line X" answered "the Vetlan")."""
+    """The first BRIDGES distinct one-pass answers that may be a bridge rather than the answer: read in a section of
+    a longer document (on a page about one entity the bridge's own page is read instead: bridge_pages, linked),
+    not a number or a year, not words the question says ("the captain of the ship that serves line X" answered
+    "the Vetlan")."""
     asked = set(tokenize(question))
     bridges: list[Candidate] = []
     for candidate in found:
         terms = set(tokenize(candidate.text))
-        if (candidate.reading == "one_pass" and candidate.read.kind == "span" and terms and not terms <= asked
+        if (candidate.reading == "one_pass" and candidate.read.kind == "span" and in_section(candidate.passage)
+                and terms and not terms <= asked
                 and span_type(candidate.text) not in ("year", "number")
                 and not any(same_answer(candidate.text, b.text) for b in bridges)):
             bridges.append(candidate)

@@ -5,13 +5,13 @@ from rag.answering.readings import answers_to_read_on, hop_question, mentions
 from rag.reader.types import ReaderAnswer
 
 REPORT = "Harwick Ferry Company annual report"
-LINES = {"id": "r#4", "title": REPORT, "document": REPORT,
+LINES = {"id": "r#4", "title": "Lines", "document": REPORT,
          "text": "In 2023 the company ran two lines. The Orrin Bay line is served by the motor ship Kestrel; "
                  "on busy days the Wren stands in."}
-CAPTAINS = {"id": "r#9", "title": REPORT, "document": REPORT,
+CAPTAINS = {"id": "r#9", "title": "Fleet", "document": REPORT,
             "text": "Captains report to the fleet director. The captain of the Kestrel is Ada Morrow. "
                     "The Wren is commanded by Tom Pike."}
-ENGINES = {"id": "r#12", "title": REPORT, "document": REPORT,
+ENGINES = {"id": "r#12", "title": "Engines", "document": REPORT,
            "text": "After its new engine the Kestrel burns a seventh less fuel."}
 QUESTION = "Who is the captain of the ship that serves the Orrin Bay line?"
 
@@ -27,6 +27,8 @@ def test_answers_that_may_be_bridges_are_names_not_numbers_or_the_questions_word
     found = [one_pass("Kestrel"), one_pass("motor ship Kestrel", 1), one_pass("2023", 2), one_pass("Orrin Bay", 3),
              one_pass("Wren", 4)]
     assert [c.text for c in answers_to_read_on(QUESTION, found)] == ["Kestrel", "Wren"]
+    page = Candidate(found[0].read, "one_pass", {**LINES, "title": REPORT})  # a page about one entity: not read on
+    assert answers_to_read_on(QUESTION, [page]) == []
 
 
 def test_the_second_hop_asks_of_the_bridge_what_its_sentence_did_not_answer() -> None:
