@@ -33,8 +33,8 @@ def header_above(text: str, start: int) -> str:
     """The header row of the table whose body row begins at `start`, when it lies before `start` (the chunk
     holds rows of a table whose header an earlier chunk holds); "" otherwise."""
     line_end = text.find("\n", start)
-    if not TABLE_ROW.match(text[start : len(text) if line_end < 0 else line_end]) or \
-            TABLE_RULE.match(text[start : len(text) if line_end < 0 else line_end]):
+    first = text[start : len(text) if line_end < 0 else line_end]
+    if not TABLE_ROW.match(first) or TABLE_RULE.match(first):
         return ""
     end = start - 1  # walk up the rows above
     while end > 0:

@@ -43,7 +43,7 @@ CHAIN_TOP = 2  # fillings of a last hop read (the previous hop's best answers)
 PER_PASSAGE = 4  # context passages read one by one
 LINKED = 3  # pages linked from the question's named pages read one by one
 BRIDGES = 2  # one-pass answers read on from, in the passages that name them
-MENTIONS = 3  # passages naming such an answer, each read with the whole question
+MENTIONS = 3  # passages naming such an answer, each asked the second hop from it
 
 Follow = Callable[[Sequence[str]], list[dict[str, Any]]]
 """Pages of the index for the given texts (linking sentences best first, or an option's name): a search of the
@@ -150,9 +150,9 @@ def per_passage(reader: Reader, question: str, context: Sequence[dict[str, Any]]
         said = sorted(linking_sentences(question, everything), key=lambda found: -found[2])
         everything = _distinct([*everything, *follow([unasked(sentence, question) for _, sentence, _ in said])])
     links = linked_pages(question, everything)
-    bridges = answers_to_read_on(question, found) if bridged else []
+    bridges = [(b, hop_question(question, b)) for b in answers_to_read_on(question, found)] if bridged else []
     if follow is not None:  # a section of a long document that names the bridge: retrieval may not have reached it
-        everything = _distinct([*everything, *follow([hop_question(question, b) for b in bridges])])
+        everything = _distinct([*everything, *follow([asked for _, asked in bridges])])
     links += mentions(question, bridges, everything)
     pages = [*range(min(PER_PASSAGE, len(context))), *bridge_pages(found, context)]
     for index, link in [*((i, None) for i in pages), *((link["to"], link) for link in links)]:
@@ -161,22 +161,19 @@ def per_passage(reader: Reader, question: str, context: Sequence[dict[str, Any]]
         bridge: Candidate | None = link.get("bridge") if link else None
         if link is None:
             asked = question
-        elif bridge is not None:
-            asked = hop_question(question, bridge)
         else:
-            asked = bridged_question(question, source.get("title") or "", link["sentence"],
-                                     passage.get("title") or "", passage["text"])
+            asked = link.get("asked") or bridged_question(question, source.get("title") or "", link["sentence"],
+                                                          passage.get("title") or "", passage["text"])
         read = rules.read_ranked(reader, asked, [reader_passage(passage)], language, top=1)
         if read and not read[0].rule and not (bridge and _shares_terms(read[0].text, bridge.text)):
             chain = []
-            if link is not None and bridge is not None:  # the one-pass answer, read on where a passage names it
-                chain = [{"question": question, "answer": bridge.text, "passage": dict(source),
-                          "sentence": link["sentence"], "margin": bridge.read.margin,
-                          "share": bridge.read.confidence, "rank": bridge.rank},
-                         {"question": asked, "answer": " ".join(read[0].text.split()), "passage": dict(passage)}]
-            elif link is not None:
-                chain = [{"question": question, "answer": passage.get("title") or "", "passage": dict(source),
-                          "sentence": link["sentence"]},
+            if link is not None:  # the first hop: the linked page's title, or the one-pass answer read on
+                first = {"question": question, "answer": passage.get("title") or "", "passage": dict(source),
+                         "sentence": link["sentence"]}
+                if bridge is not None:
+                    first.update(answer=bridge.text, margin=bridge.read.margin, share=bridge.read.confidence,
+                                 rank=bridge.rank)
+                chain = [first,
                          {"question": asked, "answer": " ".join(read[0].text.split()), "passage": dict(passage)}]
             candidates.append(Candidate(replace(read[0], passage=index), "linked" if chain else "per_passage",
                                         dict(passage), index, chain))
@@ -256,15 +253,16 @@ def hop_question(question: str, bridge: Candidate) -> str:
     return bridged_question(question, sentence, sentence, bridge.text, "")
 
 
-def mentions(question: str, bridges: Sequence[Candidate], passages: Sequence[dict[str, Any]]
+def mentions(question: str, bridges: Sequence[tuple[Candidate, str]], passages: Sequence[dict[str, Any]]
              ) -> list[dict[str, Any]]:
     """For each bridge, the passages other than its own with a sentence that names it and, with its neighbours,
     says more of what the question asks than the bridge's own sentence did (a section of a long document about
     the entity the first pass answered with: it has no page of its own), the first MENTIONS by how many such
-    terms: links as linked_pages gives them, from the bridge's passage, with the bridge."""
+    terms: links as linked_pages gives them, from the bridge's passage, with the bridge and its second hop's
+    question (`bridges`: each with it, hop_question)."""
     found = []
     asked = link_terms(question)
-    for bridge in bridges:
+    for bridge, hop in bridges:
         own = bridge.passage.get("id")
         source = next((i for i, p in enumerate(passages) if p.get("id") == own), None)
         if source is None:
@@ -279,7 +277,7 @@ def mentions(question: str, bridges: Sequence[Candidate], passages: Sequence[dic
             weights[i] = max((len(set().union(*said[max(0, at - 1):at + 2]) & wanted)
                               for at, part in enumerate(parts) if names_in(bridge.text, part)), default=0)
         ranked = sorted((i for i in weights if weights[i]), key=lambda i: (-weights[i], i))
-        found += [{"from": source, "to": i, "sentence": bridge.read.sentence, "bridge": bridge}
+        found += [{"from": source, "to": i, "sentence": bridge.read.sentence, "bridge": bridge, "asked": hop}
                   for i in ranked[:MENTIONS]]
     return found
 

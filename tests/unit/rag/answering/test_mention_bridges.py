@@ -38,7 +38,8 @@ def test_the_second_hop_asks_of_the_bridge_what_its_sentence_did_not_answer() ->
 
 def test_a_section_naming_the_bridge_is_read_when_it_says_more_of_what_is_asked() -> None:
     passages = [LINES, ENGINES, CAPTAINS]
-    links = mentions(QUESTION, [one_pass("Kestrel")], passages)
+    bridge = one_pass("Kestrel")
+    links = mentions(QUESTION, [(bridge, hop_question(QUESTION, bridge))], passages)
     assert [(link["from"], link["to"]) for link in links] == [(0, 2)]  # the engine section says nothing asked
-    assert links[0]["bridge"].text == "Kestrel"
-    assert mentions(QUESTION, [one_pass("Kestrel")], [ENGINES, CAPTAINS]) == []  # its own passage is not there
+    assert links[0]["bridge"].text == "Kestrel" and links[0]["asked"] == "Who is the captain of the Kestrel?"
+    assert mentions(QUESTION, [(bridge, links[0]["asked"])], [ENGINES, CAPTAINS]) == []  # its own passage is not there
