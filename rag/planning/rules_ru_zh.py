@@ -148,5 +148,11 @@ def _zh_relative(text: str) -> Decomposition | None:
     rest = "".join(w for w, _ in words[noun + 1:]).lstrip("，,、 ")
     if not _ZH_ASKS.search(rest) or not _ZH_ASKING_ONLY.sub("", rest):
         return None
-    phrase = "".join(w for w, _ in words[:of + 1]) + words[noun][0]
-    return _two_hops(phrase, f"{{x1}}{rest}？")
+    clause = "".join(w for w, _ in words[:of])
+    return _two_hops(_zh_asked(clause, words[noun][0], verb_first=words[0][1] in ("v", "p")), f"{{x1}}{rest}？")
+
+
+def _zh_asked(clause: str, noun: str, verb_first: bool) -> str:
+    """The hop asked as a question when its clause is the noun's own predicate ("负责X的小组" -> "哪个小组负责X？",
+    as the English hops are asked); a clause with a subject of its own ("沈慕远出生的镇") stays a phrase."""
+    return f"哪个{noun}{clause}？" if verb_first else f"{clause}的{noun}"

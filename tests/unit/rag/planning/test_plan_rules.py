@@ -145,9 +145,10 @@ def test_a_chinese_clause_with_a_verb_before_its_noun_is_asked_first(monkeypatch
     monkeypatch.delenv(RULES_ENV)  # LAC's word tags
     plan = rule_decomposition("修建南湖大桥的公司成立于哪一年？")
     assert [(q.text, q.slot, q.deps) for q in plan.sub_questions] == [
-        ("修建南湖大桥的公司", "x1", []),
+        ("哪个公司修建南湖大桥？", "x1", []),  # the noun's own predicate: asked as a question
         ("{x1}成立于哪一年？", None, ["q1"]),
     ]
+    # a clause with its own subject stays a phrase
     assert rule_decomposition("柏云舒出生的那个镇有多少人口？").sub_questions[0].text == "柏云舒出生的镇"
     # what a page names is one hop: no verb before 的, or nothing asked beyond the name
     assert rule_decomposition("青松茶社的总部在哪里？") is None
