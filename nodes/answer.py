@@ -34,7 +34,7 @@ from rag.answering.candidates import sentences_holding
 from rag.answering.claims import names_subject
 from rag.answering.decision import answers, choose
 from rag.answering.features import featurize
-from rag.answering.lists import Section, asks_for_list, list_groups, listed_note, with_lists
+from rag.answering.lists import Section, list_groups, listed_note, with_lists
 from rag.answering.readings import Follow, gather, with_option_pages
 from rag.config import operator
 from rag.context import Context
@@ -43,6 +43,7 @@ from rag.knowledge.passages import passage_of
 from rag.reader import ReaderAnswer
 from rag.reader.cache import load_reader
 from rag.reader.support import is_supported
+from rag.retrieval.enumeration import asks_for_several
 from rag.retrieval.full_document import read_documents
 from rag.retrieval.retriever import HybridRetriever
 from rag.retrieval.sanitize import drop_instructions, has_instructions
@@ -92,7 +93,7 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     pool = state.get("candidates") or []
     gathered = gather(reader, state["question"], context, hops, language, pool, follow, entities)
     candidates = gathered.candidates
-    if asks_for_list(state["question"]):
+    if asks_for_several(state["question"]):
         candidates = with_lists(candidates, _sections(state, runtime, settings))
     unnamed = [e for e in entities if not any(names_subject(e, p) for p in [*context, *pool])]
     unheld = _unheld([*gathered.unheld, *unnamed])

@@ -33,9 +33,9 @@ from rag.answering.candidates import (
     said_terms,
     same_answer,
 )
-from rag.answering.lists import asks_for_list
 from rag.reader.names import named_pages, root
 from rag.reader.rerank import question_type, span_type
+from rag.retrieval.enumeration import asks_for_several
 from stores.tokenize import tokenize
 
 FEATURES = (
@@ -68,7 +68,7 @@ def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str,
                     for t in tokenize(context[i].get("title") or "")}
     relation = {root(t): weights[t] for t in sorted(asked - entity_terms)}
     asked_for = question_type(question)
-    asks_list = asks_for_list(question)
+    asks_list = asks_for_several(question)
     language = signals.get("language", "en")
     for candidate in candidates:
         read = candidate.read

@@ -19,8 +19,6 @@ from dataclasses import replace
 from typing import Any
 
 from rag.answering.candidates import Candidate, normal
-from rag.retrieval.enumeration import enumeration_request
-from stores.chinese_script import simplified
 from stores.markdown_tables import TABLE_ROW, TABLE_RULE
 from stores.scripts import HAN
 
@@ -29,13 +27,6 @@ MAX_ITEMS = 200  # a longer list is cut here, and the answer says how many it ha
 Section = Callable[[dict[str, Any]], tuple[str, int]]
 """The text of the section a passage lies in, and where the passage's text starts in it."""
 
-_PLURAL_ASKS = (  # a question asking for several things, beside the explicit enumeration requests
-    re.compile(r"^\s*(?:(?:in|at|on|from|of|to|by|with|for)\s+)?(?:what|which)\s+(?:[\w-]+\s+){0,3}?"
-               r"[\w-]{3,}(?<![sui])s\b(?<!\bdoes)(?<!\bhas)(?<!\bwas)", re.I),
-    re.compile(r"^\s*(?:what|which|who)\s+(?:are|were)\b", re.I),
-    re.compile(r"\b(?:какие|каких|каким|какими|которые|перечисл\w*)\b", re.I),
-    re.compile(r"哪些|哪几|列出|列举"),
-)
 _LIST_LINE = re.compile(
     r"^[ \t]*(?:[-*+•‣▪—–]|\d{1,3}[.)]|\(?[a-zа-я]\)|[（(]\d{1,3}[)）])[ \t]+(?P<item>\S.*?)[ \t]*$", re.I)
 _BOLD = re.compile(r"^\*\*(?P<head>[^*]+?)[.:：]?\*\*")
@@ -44,12 +35,6 @@ _SEPARATORS = re.compile(
     r"\s*(?:,|;|、|，|；)\s*(?:and\s+|or\s+|и\s+|или\s+)?|\s+(?:and|or|и|или)\s+|(?<=\S)[和及与](?=\S)")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
 _MARKUP = re.compile(r"\*\*|__|`|\[(?P<label>[^\]]*)\]\([^)]*\)")
-
-
-def asks_for_list(question: str) -> bool:
-    """The question asks for every member of a set, not for one thing."""
-    folded = simplified(question)
-    return bool(enumeration_request(question)) or any(p.search(folded) for p in _PLURAL_ASKS)
 
 
 def with_lists(candidates: Sequence[Candidate], section: Section) -> list[Candidate]:

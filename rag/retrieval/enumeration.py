@@ -27,6 +27,20 @@ _PATTERNS: tuple[re.Pattern[str], ...] = (  # English, Russian, Chinese
 )
 
 
+_PLURAL_ASKS = (  # a question asking for several things without an explicit request ("Which towns ...?", "какие")
+    re.compile(r"^\s*(?:(?:in|at|on|from|of|to|by|with|for)\s+)?(?:what|which)\s+(?:[\w-]+\s+){0,3}?"
+               r"[\w-]{3,}(?<![sui])s\b(?<!\bdoes)(?<!\bhas)(?<!\bwas)", re.I),
+    re.compile(r"^\s*(?:what|which|who)\s+(?:are|were)\b", re.I),
+    re.compile(r"\b(?:какие|каких|каким|какими|которые|перечисл\w*)\b", re.I),
+    re.compile(r"哪些|哪几|列出|列举"),
+)
+
+
+def asks_for_several(question: str) -> bool:
+    """The question asks for every member of a set, not for one thing: an enumeration request or a plural ask."""
+    return bool(enumeration_request(question)) or any(p.search(simplified(question)) for p in _PLURAL_ASKS)
+
+
 def enumeration_request(question: str) -> str | None:
     """The matched request ("list all", ...) when `question` asks for every item of a set, else None."""
     folded = simplified(question)

@@ -3,8 +3,9 @@
 import pytest
 
 from rag.answering.candidates import Candidate
-from rag.answering.lists import MAX_ITEMS, asks_for_list, items_at, list_groups, listed_note, with_lists
+from rag.answering.lists import MAX_ITEMS, items_at, list_groups, listed_note, with_lists
 from rag.reader.types import ReaderAnswer
+from rag.retrieval.enumeration import asks_for_several
 
 MANUAL = """The gateway consists of three components. Each runs as its own process:
 
@@ -41,7 +42,7 @@ def span(text: str, word: str) -> tuple[int, int]:
     ("青桐水厂的厂长是谁？", False),
 ])
 def test_a_question_asks_for_a_list_by_its_form(question: str, expected: bool) -> None:
-    assert asks_for_list(question) is expected
+    assert asks_for_several(question) is expected
 
 
 @pytest.mark.parametrize("word", ["three", "Portico", "Tallyroll", "Loomwright"])
