@@ -7,9 +7,13 @@
   participle, to the end of the question: "Какой институт окончил инженер, по проекту которого построен мост?"
   -> "инженер, по проекту которого построен мост", then "Какой институт окончил {x1}?".
 - Chinese role bridge: "<phrase>的<role>" opening the question: "禾丰电器的创始人出生在哪里？" -> "禾丰电器的创始人
-  是谁？", then "{x1}出生在哪里？"; "设计X的建筑师" is a phrase like any other.
+  是谁？", then "{x1}出生在哪里？"; "设计X的建筑师" is a phrase like any other. A person's place ("X的家乡") is
+  asked "在哪里".
 - Chinese relative bridge: "<clause with a verb>的<noun>" opening the question, by LAC's word tags:
-  "建造云雀号的船厂位于哪座城市？" -> "建造云雀号的船厂", then "{x1}位于哪座城市？".
+  "建造云雀号的船厂位于哪座城市？" -> "哪个船厂建造云雀号？", then "{x1}位于哪座城市？".
+- Chinese compound role, when neither shape matched: a role compounded without 的, one of LAC's words after a
+  noun, a name or 现任 / 前任: "禾丰电器现任总经理毕业于哪所大学？" -> "禾丰电器现任总经理是谁？", then "{x1}毕业于
+  哪所大学？".
 A role is a person's position or relation (founder, author, architect, wife ...): grammar, not benchmark names.
 """
 
@@ -46,9 +50,13 @@ _RU_RELATIVE = re.compile(
 _ZH_ROLES = ("创始人", "创办人", "创立者", "作者", "设计者", "设计师", "建筑师", "工程师", "总经理", "经理", "董事长",
              "校长", "院长", "馆长", "主编", "导演", "教练", "主教练", "队长", "船长", "老板", "负责人", "发明者",
              "发明人", "妻子", "丈夫", "父亲", "母亲", "儿子", "女儿", "继任者", "前任", "接班人", "主席", "市长",
-             "厂长", "社长", "主唱", "创作者", "建造者", "主人", "店主")
+             "厂长", "社长", "主唱", "创作者", "建造者", "主人", "店主", "首席执行官", "主任", "老师", "总监")
+_ZH_PLACES = ("家乡", "故乡", "出生地")  # asked "在哪里", as English asks "the birthplace of X"
 _ZH_ROLE = re.compile(
-    r"^(?P<np>.{2,40}?的(?:" + "|".join(sorted(_ZH_ROLES, key=len, reverse=True)) + r"))(?P<rest>.+)$")
+    r"^(?P<np>.{2,40}?的(?P<role>" + "|".join(sorted(_ZH_ROLES + _ZH_PLACES, key=len, reverse=True))
+    + r"))(?P<rest>.+)$")
+_ZH_TENURE = ("现任", "前任")
+_ZH_HOLDER_TAGS = frozenset(["n", "nz", "nw", "ORG", "PER", "LOC", "w"])  # LAC tags of a word a role can follow
 _ZH_ASKS = re.compile(r"哪|什么|谁|几|多少|何|吗|多长|多高|多大|多深")
 _ZH_ASKING_ONLY = re.compile(r"是|谁|什么|哪|吗|呢|的|人|位|个|叫|名|字|称")
 _CYRILLIC = re.compile(r"[А-Яа-яЁё]")
@@ -59,7 +67,7 @@ def other_language_decomposition(text: str) -> Decomposition | None:
     if _CYRILLIC.search(text):
         return _ru_relative(text) or _ru_role(text)
     if HAN.search(text):
-        return _zh_role(text) or _zh_relative(text)
+        return _zh_role(text) or _zh_relative(text) or _zh_compound_role(text)
     return None
 
 
@@ -123,11 +131,30 @@ def _with_adjectives(text: str, start: int) -> int:
 def _zh_role(text: str) -> Decomposition | None:
     body = text.strip().rstrip("？?")
     match = _ZH_ROLE.match(body)
-    rest = match.group("rest") if match else ""
-    # the rest asks a question, and more than who or what the role's holder is ("……的创始人是谁" is one hop)
-    if match is None or not _ZH_ASKS.search(rest) or not _ZH_ASKING_ONLY.sub("", rest):
+    return _zh_role_hops(match.group("np"), match.group("role"), match.group("rest")) if match else None
+
+
+def _zh_role_hops(phrase: str, role: str, rest: str) -> Decomposition | None:
+    # the rest asks a question, and more than who or what the role's holder is ("……的创始人是谁", "……的家乡是哪里"
+    # are one hop)
+    left = _ZH_ASKING_ONLY.sub("", rest)
+    if not _ZH_ASKS.search(rest) or not left or (role in _ZH_PLACES and left == "里"):
         return None
-    return _two_hops(f"{match.group('np')}是谁？", f"{{x1}}{rest}？")
+    asked = "在哪里" if role in _ZH_PLACES else "是谁"
+    return _two_hops(f"{phrase}{asked}？", f"{{x1}}{rest}？")
+
+
+def _zh_compound_role(text: str) -> Decomposition | None:
+    """A role compounded without 的 ("禾丰电器现任总经理毕业于……", "心内科主任是……"), when no other shape
+    matched: the role is one of LAC's words after a noun, a name or 现任 / 前任 (so "砚港市长大" holds no 市长 and
+    "卸任院长" no holder)."""
+    words = chinese_tagged(text.strip().rstrip("？?"))
+    for i, (word, _) in enumerate(words[1:], start=1):
+        before, tag = words[i - 1]
+        if word in _ZH_ROLES and word not in _ZH_TENURE and (before in _ZH_TENURE or tag in _ZH_HOLDER_TAGS):
+            rest = "".join(w for w, _ in words[i + 1:])
+            return _zh_role_hops("".join(w for w, _ in words[:i + 1]), word, rest)
+    return None
 
 
 _ZH_THAT = {"那", "那个", "那座", "那家", "那条", "那所", "那位", "那部", "那艘", "那支"}

@@ -153,3 +153,20 @@ def test_a_chinese_clause_with_a_verb_before_its_noun_is_asked_first(monkeypatch
     # what a page names is one hop: no verb before 的, or nothing asked beyond the name
     assert rule_decomposition("青松茶社的总部在哪里？") is None
     assert rule_decomposition("青松茶社生产的茶叫什么名字？") is None
+
+
+def test_a_chinese_role_compounded_without_de_is_asked_first(monkeypatch):
+    monkeypatch.delenv(RULES_ENV)  # LAC's word tags
+    plan = rule_decomposition("禾丰电器现任总经理毕业于哪所大学？")
+    assert [q.text for q in plan.sub_questions] == ["禾丰电器现任总经理是谁？", "{x1}毕业于哪所大学？"]
+    plan = rule_decomposition("回声邮局乐队主唱的家乡是哪里？")
+    assert [q.text for q in plan.sub_questions] == ["回声邮局乐队主唱是谁？", "{x1}的家乡是哪里？"]
+    # a role's characters inside other words are no role: 砚港市 + 长大, 之前 + 任职, and 卸任 holds no one
+    assert rule_decomposition("苏念真是在砚港市长大的吗？") is None
+    assert rule_decomposition("计算材料与数据实验室成立和韩启明卸任院长，哪件事发生得更早？") is None
+
+
+def test_a_chinese_place_of_a_person_is_asked_where():
+    plan = rule_decomposition("顾清远的家乡有哪条江流过？")
+    assert [q.text for q in plan.sub_questions] == ["顾清远的家乡在哪里？", "{x1}有哪条江流过？"]
+    assert rule_decomposition("顾清远的家乡是哪里？") is None  # asks only where: one hop
