@@ -37,8 +37,11 @@ _PLURAL_ASKS = (  # a question asking for several things without an explicit req
 
 
 def asks_for_several(question: str) -> bool:
-    """The question asks for every member of a set, not for one thing: an enumeration request or a plural ask."""
-    return bool(enumeration_request(question)) or any(p.search(simplified(question)) for p in _PLURAL_ASKS)
+    """The question asks for every member of a set, not for one thing: an enumeration request or a plural ask.
+    The answer reads both as lists; only an enumeration request is routed to the full-document read (plural asks
+    routed there lost list answers: docs/answering.md, issue 57 fifth pass)."""
+    folded = simplified(question)
+    return bool(enumeration_request(question)) or any(p.search(folded) for p in _PLURAL_ASKS)
 
 
 def enumeration_request(question: str) -> str | None:
