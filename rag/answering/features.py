@@ -33,6 +33,7 @@ from rag.answering.candidates import (
     said_terms,
     same_answer,
 )
+from rag.knowledge.passages import in_section
 from rag.reader.names import named_pages, root
 from rag.reader.rerank import question_type, span_type
 from rag.retrieval.enumeration import asks_for_several
@@ -160,12 +161,6 @@ def _leads_on(candidate: Candidate, context: Sequence[dict[str, Any]]) -> bool:
     own = candidate.passage.get("id")
     return candidate.read.kind == "span" and any(
         p.get("id") != own and names_same(p.get("title") or "", candidate.text) for p in context)
-
-
-def in_section(passage: dict[str, Any]) -> bool:
-    """The passage's subject is a heading inside its document, not the document's own title."""
-    title, document = normal(passage.get("title") or ""), normal(passage.get("document") or "")
-    return bool(title and document and title != document)
 
 
 def _clip(value: float, bound: float = 3.0) -> float:

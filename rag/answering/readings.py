@@ -27,8 +27,8 @@ from rag.answering import rules
 from rag.answering.bridging import bridged_question, link_terms, unasked
 from rag.answering.candidates import Candidate, about_a_look_alike, names_in, names_same, same_answer
 from rag.answering.claims import CLAIM, Unheld, read_claim
-from rag.answering.features import in_section
 from rag.answering.rules.compare import page_of, sentences
+from rag.knowledge.passages import in_section
 from rag.reader import Passage
 from rag.reader.names import named_pages, roots
 from rag.reader.questions import question_form

@@ -62,3 +62,10 @@ def heading(passage: dict[str, Any]) -> str:
     if passage.get("document") and isinstance(path, list) and path:
         return headed(str(passage["document"]), [str(p) for p in path])
     return str(passage.get("title") or "")
+
+
+def in_section(passage: dict[str, Any]) -> bool:
+    """The passage's subject is a heading inside its document, not the document's own title (passage_of writes
+    a section's heading as the title and the document's title as "document")."""
+    title, document = (" ".join(str(passage.get(key) or "").split()).lower() for key in ("title", "document"))
+    return bool(title and document and title != document)
