@@ -25,7 +25,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from rag.reader.encoder import Layer, attention_bias
+from rag.reader.encoder import Layer, attention_bias, torch_spans
 from rag.reader.inputs import encode
 from rag.reader.types import Passage
 from rag.reader.weights_folder import read_folder
@@ -137,7 +137,8 @@ class Verifier:
         self.reader = reader
         self.head = head.eval()
         self.config = config
-        self.shared = list(reader.head.layers[: config["shared_layers"]])
+        self.spans = torch_spans(reader)
+        self.shared = list(self.spans.head.layers[: config["shared_layers"]])
 
     @classmethod
     def load(cls, reader: Reader, path: str | Path = DEFAULT_WEIGHTS) -> Verifier:
@@ -149,14 +150,14 @@ class Verifier:
             head.load_state_dict({k: torch.from_numpy(v.astype(np.float32)) for k, v in arrays.items()})
         except RuntimeError as error:
             raise VerifierWeightsError(folder / WEIGHTS_FILE, f"do not fit the verifier ({error})") from error
-        if config["shared_layers"] > len(reader.head.layers):
+        if config["shared_layers"] > len(torch_spans(reader).head.layers):
             raise VerifierWeightsError(folder / CONFIG_FILE, "shares more layers than the reader has")
         return cls(reader, head, config)
 
     def states(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """The hidden states the verifier's own layers start from (what training caches)."""
         with torch.inference_mode():
-            x = self.reader.bottom(ids, mask)
+            x = self.spans.bottom(ids, mask)
             bias = attention_bias(mask)
             for layer in self.shared:
                 x = layer(x, bias)

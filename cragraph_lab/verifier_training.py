@@ -51,7 +51,7 @@ from cragraph_lab.verifier import (
     padded,
     windows,
 )
-from rag.reader.encoder import Layer
+from rag.reader.encoder import Layer, torch_spans
 from rag.reader.types import Passage
 from stores.chinese_script import simplified
 from stores.tokenize import tokenize
@@ -311,9 +311,10 @@ def train_verifier(out: Path, threads: int = 2, overrides: dict[str, Any] | None
     config = {**default_config(), **(overrides or {})}
     torch.set_num_threads(threads)
     torch.manual_seed(config["seed"])
-    reader = load_reader()
+    reader = load_reader(torch=True)
     shared = config["shared_layers"]
-    own = [cast(Layer, copy.deepcopy(layer)) for layer in reader.head.layers[shared:shared + config["own_layers"]]]
+    layers = torch_spans(reader).head.layers[shared:shared + config["own_layers"]]
+    own = [cast(Layer, copy.deepcopy(layer)) for layer in layers]
     head = VerifierHead(own)
     torch.nn.init.normal_(head.classifier.weight, std=0.02)
     torch.nn.init.zeros_(head.classifier.bias)

@@ -125,7 +125,7 @@ def _static_pieces(embedder: Any) -> StaticPieces:
     """The word-piece table and tokenizer of `embedder`: from its sentence-transformers model, or, for the
     packaged e5-small on ONNX / OpenVINO, from the plain-torch e5 the reader reads when it is open, else from the
     folder (no sentence-transformers import, no model built; the table is a tensor's own memory, not a copy)."""
-    from models.e5_torch import e5_pieces, serves_light
+    from models.e5_parts import e5_pieces, serves_light
 
     if serves_light(embedder):
         return StaticPieces.from_parts(*e5_pieces())

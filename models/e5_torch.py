@@ -25,6 +25,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from models.e5_parts import load_tokenizer, sentence_transformers_open
+
 
 def _uninitialized_embedding(rows: int, dim: int, padding_idx: int | None = None) -> nn.Embedding:
     """An nn.Embedding whose table is left as allocated (the file's weights replace it): its own normal_
@@ -177,96 +179,6 @@ def _wanted(name: str, layers: int) -> bool:
     return True
 
 
-def word_table(folder: Path) -> Any:
-    """The input word-piece table of a rebuilt folder (numpy), memory-mapped from its safetensors file without
-    building the model: only the rows read take memory (models/word_table.py)."""
-    from models.word_table import word_table as mapped
-
-    return mapped(folder)
-
-
-class Encoded(dict):
-    """What a transformers tokenizer call returns, for the keys read here: input_ids, attention_mask,
-    offset_mapping, and sequence_ids()."""
-
-    def __init__(self, encoding: Any, offsets: bool, first_length: int | None = None) -> None:
-        super().__init__(input_ids=list(encoding.ids), attention_mask=list(encoding.attention_mask))
-        if offsets:
-            self["offset_mapping"] = [tuple(o) for o in encoding.offsets]
-        if first_length is None:
-            self._sequence_ids: list[int | None] = list(encoding.sequence_ids)
-        else:  # a pair joined by post_process: the texts' tokens in order, the template's special tokens between
-            self._sequence_ids, seen = [], 0
-            for special in encoding.special_tokens_mask:
-                self._sequence_ids.append(None if special else (0 if seen < first_length else 1))
-                seen += not special
-
-    def sequence_ids(self) -> list[int | None]:
-        return self._sequence_ids
-
-
-class FastTokenizer:
-    """The folder's tokenizer.json through the `tokenizers` library, answering the calls the reader and the
-    embedded evaluator make of a transformers fast tokenizer with the same ids, offsets and sequence ids
-    (tests/integration/test_e5_torch.py checks them against transformers'): a single text or a pair, special
-    tokens or not, truncation of the text (True) or of the pair's second text ("only_second") to max_length,
-    tokenize, and the special / unknown token ids. Truncation is done per call on the encoding, never set on the
-    shared backend, so threads may share one instance. Importing transformers for this cost 0.7 s of a cold ask."""
-
-    def __init__(self, path: Path) -> None:
-        from models.shared_tokenizer import tokenizer_file
-
-        self.backend = tokenizer_file(path)  # the embedder's own, when it reads the same file
-        special = {i: t for i, t in self.backend.get_added_tokens_decoder().items() if t.special}
-        self.all_special_ids = sorted(special)
-        unk = self.backend.token_to_id("<unk>")
-        self.unk_token_id = None if unk is None else int(unk)
-        pad = self.backend.token_to_id("<pad>")
-        self.pad_token_id = None if pad is None else int(pad)
-
-    def __call__(self, text: str, text_pair: str | None = None, *, add_special_tokens: bool = True,
-                 truncation: bool | str = False, max_length: int | None = None,
-                 return_offsets_mapping: bool = False) -> Encoded:
-        if truncation and max_length is None:
-            raise ValueError("truncation needs max_length")
-        limit = int(max_length or 0)
-        if not text_pair:  # transformers reads an empty second text as none
-            encoding = self.backend.encode(text, add_special_tokens=False)
-            if truncation:
-                encoding.truncate(limit - (self.backend.num_special_tokens_to_add(False)
-                                                if add_special_tokens else 0))
-            if add_special_tokens:
-                encoding = self.backend.post_process(encoding, None, True)
-            return Encoded(encoding, return_offsets_mapping)
-        if truncation not in (False, "only_second"):
-            raise ValueError("a pair is truncated only_second here")
-        first = self.backend.encode(text, add_special_tokens=False)
-        second = self.backend.encode(text_pair, add_special_tokens=False)
-        if truncation:
-            room = limit - len(first.ids) - (self.backend.num_special_tokens_to_add(True)
-                                             if add_special_tokens else 0)
-            if room <= 0:
-                raise ValueError(f"the first text ({len(first.ids)} tokens) leaves no room within {max_length}")
-            second.truncate(room)
-        return Encoded(self.backend.post_process(first, second, add_special_tokens), return_offsets_mapping,
-                       first_length=len(first.ids))
-
-    def tokenize(self, text: str) -> list[str]:
-        return list(self.backend.encode(text, add_special_tokens=False).tokens)
-
-    def convert_tokens_to_ids(self, token: str) -> int | None:
-        found = self.backend.token_to_id(token)
-        return self.unk_token_id if found is None else int(found)
-
-    def convert_ids_to_tokens(self, ids: list[int]) -> list[str | None]:
-        return [self.backend.id_to_token(i) for i in ids]
-
-
-def load_tokenizer(folder: Path) -> FastTokenizer:
-    """The folder's tokenizer (tokenizer.json), as the reader and the evaluator call it."""
-    return FastTokenizer(folder / "tokenizer.json")
-
-
 @dataclass
 class LightE5:
     """What the reader and the embedded evaluator read of the packaged e5-small: `bert` (int8 where asked),
@@ -315,43 +227,7 @@ def e5_int8(layers: int | None = None) -> LightE5:
     `layers` layers (None: all). Both give the same states bit for bit."""
     from models import embedder as embedders
 
-    if _sentence_transformers_open():
+    if sentence_transformers_open():
         model = embedders.load_embedder(embedders.E5_SMALL, quantize=True).model
         return LightE5(model[0].auto_model, model.tokenizer)
     return light_e5(quantize=True, layers=layers)
-
-
-def e5_pieces() -> tuple[Any, Any]:
-    """The tokenizer and input word-piece table (fp32 numpy) the embedded evaluator reads, without building a
-    model for them: the open e5's when there is one (the reader's, or sentence-transformers'), else the
-    folder's tokenizer and the table read from its file. Quantization leaves the table fp32, so all give the
-    same numbers."""
-    from models.e5_rebuild import ensure_rebuilt_e5_small
-
-    if _sentence_transformers_open():
-        return _pieces_of(e5_int8())
-    with _light_lock:
-        found = _light.get(True) or _light.get(False)
-    if found is not None:
-        return _pieces_of(found)
-    folder = ensure_rebuilt_e5_small()
-    return load_tokenizer(folder), word_table(folder)
-
-
-def _pieces_of(light: LightE5) -> tuple[Any, Any]:
-    return light.tokenizer, light.word_table
-
-
-def _sentence_transformers_open() -> bool:
-    from models import embedder as embedders
-
-    return (embedders.E5_SMALL, False, embedders.TORCH) in embedders._cache
-
-
-def serves_light(embedder: Any) -> bool:
-    """Whether `embedder` is the packaged e5-small served by ONNX Runtime or OpenVINO: then its torch model is not
-    open, and the reader and the evaluator read the plain-torch e5 here instead of opening it (the vectors are the
-    same; tests/integration/test_e5_torch.py). A torch-served embedder has its model open already: they read that."""
-    from models.embedder import E5_SMALL
-
-    return getattr(embedder, "name", None) == E5_SMALL and getattr(embedder, "runner", None) is not None

@@ -8,7 +8,7 @@ under a file lock, to a temporary file renamed into place, so concurrent process
 
 The graph starts after the word-piece lookup: it takes the rows of the input table (250k pieces x 384, most of
 the model's weights) as `inputs_embeds`, and the runner gathers them from the rebuilt folder's safetensors file,
-memory-mapped (models/e5_torch.word_table), so a process holds only the rows its texts use, and the table the
+memory-mapped (models/word_table.py), so a process holds only the rows its texts use, and the table the
 evaluator reads is the same mapped file. The rest of the graph (position and type embeddings, the layers, pooling)
 is what BertModel computes after its own lookup, so the vectors are the same.
 
@@ -158,7 +158,9 @@ def quantize_int8(source: Path, target: Path) -> None:
                      weight_type=QuantType.QInt8, nodes_to_exclude=keep)
 
 
-def _build_atomically(final: Path, build: Any) -> None:
+def build_atomically(final: Path, build: Any) -> None:
+    """Run `build(path)` into a staging folder beside `final`, then rename it into place: a reader never sees a
+    half-written file, and a failed build leaves nothing."""
     staging = Path(tempfile.mkdtemp(prefix=f".{final.name}.building-", dir=final.parent))
     try:
         build(staging / final.name)
@@ -192,10 +194,10 @@ def ensure_onnx(rebuilt: Path, int8: bool = False) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     with FileLock(str(folder) + ".lock"):
         if not fp32.is_file():
-            _build_atomically(fp32, lambda path: export_onnx(rebuilt, path))
+            build_atomically(fp32, lambda path: export_onnx(rebuilt, path))
             remove_older_formats(rebuilt)
         if int8 and not quantized.is_file():
-            _build_atomically(quantized, lambda path: quantize_int8(fp32, path))
+            build_atomically(quantized, lambda path: quantize_int8(fp32, path))
     return wanted
 
 
@@ -233,6 +235,26 @@ class OpenVinoSession:
     def get_providers(self) -> list[str]:
         """What runs the graph, in ONNX Runtime's terms (reports name the runtime and its precision)."""
         return [f"OpenVINO CPU ({self.precision})"]
+
+
+def open_session(graph: Path, runtime: str, threads: int | None = None, cuda: bool | None = None) -> Any:
+    """An ONNX Runtime session or an OpenVINO compiled model of `graph`, either answering `run(names, feeds)`."""
+    if runtime == "openvino":
+        return OpenVinoSession(graph, threads)
+    if runtime != "onnxruntime":
+        raise ValueError(f"runtime must be onnxruntime or openvino, not {runtime!r}")
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    if threads:
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+    providers = ["CPUExecutionProvider"]
+    if "CUDAExecutionProvider" in ort.get_available_providers() and (  # torch is asked only then: 2 s import
+            use_cuda() if cuda is None else cuda):
+        providers.insert(0, "CUDAExecutionProvider")
+    return ort.InferenceSession(str(graph), options, providers=providers)
 
 
 class FolderTokenizer:
@@ -308,20 +330,7 @@ class OnnxRunner:
         return list(self.session.get_providers())
 
     def _start(self) -> Any:
-        if self.runtime == "openvino":
-            return OpenVinoSession(self.graph, self.threads)
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        if self.threads:
-            options.intra_op_num_threads = self.threads
-            options.inter_op_num_threads = 1
-        providers = ["CPUExecutionProvider"]
-        if "CUDAExecutionProvider" in ort.get_available_providers() and (  # torch is asked only then: 2 s import
-                use_cuda() if self.cuda is None else self.cuda):
-            providers.insert(0, "CUDAExecutionProvider")
-        return ort.InferenceSession(str(self.graph), options, providers=providers)
+        return open_session(self.graph, self.runtime, self.threads, self.cuda)
 
     def __repr__(self) -> str:
         return f"OnnxRunner({self.graph.name}, {self.runtime}, started={self._session is not None})"

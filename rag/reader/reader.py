@@ -1,24 +1,27 @@
 """The reader: `load_reader().read(question, passages, language)`.
 
 Pipeline per question: pick the best sentences of the passages under a token budget (window), encode
-("query: " + question, context) with e5-small (frozen bottom layers shared with the int8 embedder, the reader's
-own fine-tuned top layers), point at the best start / end, and map the span back to its passage. It gives spans
+("query: " + question, context) with e5-small (its frozen bottom layers, the reader's own fine-tuned top layers),
+point at the best start / end, and map the span back to its passage. The encoder runs in the embedder's runtime:
+the exported graph on OpenVINO / ONNX Runtime (rag/reader/graph.py), or torch, where the bottom is the int8
+embedder the weights were trained on (rag/reader/encoder.py). It gives spans
 and scores only: yes / no and "A or B" questions are answered by the rule readings (rag/answering/rules),
 which call it.
 """
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
 from rag.reader.decode import best_spans, clean_span
-from rag.reader.encoder import Bottom, Layer, SpanHead, embedder_bert
 from rag.reader.folding import as_written, fold
+from rag.reader.graph import WEIGHTS_FILE, GraphSpans
 from rag.reader.inputs import Scored, encode
 from rag.reader.rerank import FEATURES, rerank
 from rag.reader.types import Passage, ReaderAnswer, ReaderWeightsError
@@ -28,7 +31,6 @@ from stores.chinese_script import simplified
 from stores.tokenize import tokenize
 
 DEFAULT_WEIGHTS = Path(__file__).resolve().parent / "weights"
-WEIGHTS_FILE = "reader.npz"
 CONFIG_FILE = "config.json"
 _REQUIRED = ("split", "budget", "max_len", "max_answer_tokens")
 
@@ -44,34 +46,51 @@ def read_weights(folder: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
 
 
 class Reader:
-    """Extractive short-answer reader. Thread-compatible (no per-call state); torch threads are the caller's."""
+    """Extractive short-answer reader. Thread-compatible (no per-call state); torch threads are the caller's.
 
-    def __init__(self, head: SpanHead, bottom: Bottom, tokenizer: Any, config: dict[str, Any]) -> None:
-        self.head = head.eval()
-        self.bottom = bottom
+    `spans` maps one input's token ids to its start and end logits (GraphSpans or TorchSpans)."""
+
+    def __init__(self, spans: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], tokenizer: Any,
+                 config: dict[str, Any]) -> None:
+        self.spans_of = spans
         self.tokenizer = tokenizer
         self.config = config
 
     @classmethod
-    def load(cls, path: str | Path = DEFAULT_WEIGHTS, embedder: str = "e5-small") -> Reader:
-        """Weights from `path` (reader.npz + config.json); the bottom layers come from the project's embedder."""
-        from models.e5_torch import e5_int8, serves_light
+    def load(cls, path: str | Path = DEFAULT_WEIGHTS, embedder: str = "e5-small", torch: bool = False) -> Reader:
+        """Weights from `path` (reader.npz + config.json), run where the embedder runs e5-small: its OpenVINO /
+        ONNX Runtime runtime on the exported graph, else (or with `torch`, as the lab's training needs) torch."""
+        from models.e5_parts import load_tokenizer, serves_light
+        from models.e5_rebuild import ensure_rebuilt_e5_small
         from models.embedder import load_embedder
+        from models.onnx_embedder import BackendStartError, embed_threads
 
-        config, arrays = read_weights(Path(path))
+        folder = Path(path)
+        config, arrays = read_weights(folder)
+        served: Any = load_embedder(embedder)
+        if not torch and serves_light(served):
+            try:
+                spans = GraphSpans.open(folder, config, served.runner.runtime, embed_threads())
+                return cls(spans, load_tokenizer(ensure_rebuilt_e5_small()), config)
+            except BackendStartError as error:
+                warnings.warn(f"{error}; the reader runs on torch", RuntimeWarning, stacklevel=2)
+        return cls._on_torch(folder, config, arrays, embedder)
+
+    @classmethod
+    def _on_torch(cls, folder: Path, config: dict[str, Any], arrays: dict[str, np.ndarray], embedder: str) -> Reader:
+        from models.e5_parts import serves_light
+        from models.e5_torch import e5_int8
+        from models.embedder import load_embedder
+        from rag.reader.encoder import Bottom, TorchSpans, embedder_bert, load_head
+
         if serves_light(load_embedder(embedder)):  # e5-small on ONNX / OpenVINO: no sentence-transformers
             light = e5_int8(layers=config["split"])  # the bottom it runs; its own top layers follow
             bert, tokenizer = light.bert, light.tokenizer
         else:
             model = load_embedder(embedder, quantize=True)  # the int8 states the reader was trained on
             bert, tokenizer = embedder_bert(model.model), model.model.tokenizer
-        eps = bert.config.layer_norm_eps
-        head = SpanHead([Layer(eps=eps) for _ in range(config["split"], bert.config.num_hidden_layers)])
-        try:
-            head.load_state_dict({k: torch.from_numpy(v.astype(np.float32)) for k, v in arrays.items()})
-        except RuntimeError as error:  # wrong keys or shapes: weights of another model
-            raise ReaderWeightsError(Path(path) / WEIGHTS_FILE, f"do not fit the reader ({error})") from error
-        return cls(head, Bottom(bert, config["split"]), tokenizer, config)
+        head = load_head(arrays, config["split"], bert.config, folder / WEIGHTS_FILE)
+        return cls(TorchSpans(head, Bottom(bert, config["split"])), tokenizer, config)
 
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer.tokenize(text)) if text else 0
@@ -80,11 +99,8 @@ class Reader:
         budget = self.config.get("read_budget", self.config["budget"])
         ctx = build_context(question, passages, language, budget, self.count_tokens, self.config.get("hop_weight", 0.0))
         enc = encode(self.tokenizer, question, ctx.text, self.config["max_len"])
-        ids = torch.from_numpy(enc.input_ids)[None]
-        mask = torch.ones_like(ids)
-        with torch.inference_mode():
-            start, end = self.head(self.bottom(ids, mask), mask)
-        return Scored(ctx, enc, start[0].numpy(), end[0].numpy())
+        start, end = self.spans_of(enc.input_ids)
+        return Scored(ctx, enc, start, end)
 
     def spans(self, scored: Scored, top: int = 20) -> list[ReaderAnswer]:
         """The `top` best distinct spans, best first, mapped back to their passages."""

@@ -78,33 +78,40 @@ def test_the_tokenizer_answers_the_readers_and_evaluators_calls_as_transformers_
 
 
 def test_the_reader_scores_the_same_on_either_model(sentence_transformers_e5):
-    from rag.reader.encoder import Bottom, embedder_bert
+    from rag.reader.encoder import Bottom, TorchSpans, embedder_bert, torch_spans
     from rag.reader.reader import DEFAULT_WEIGHTS, Reader
     from rag.reader.types import Passage
 
-    reader = Reader.load(DEFAULT_WEIGHTS)  # whichever the default backend gives
+    reader = Reader.load(DEFAULT_WEIGHTS, torch=True)
     int8 = sentence_transformers_e5[1]
     light: LightE5 = light_e5(True)
     passages = [Passage(text=TEXTS[1].removeprefix("passage: "), title="Radium Institute")]
     scores = []
     for bert, tokenizer in ((embedder_bert(int8), int8.tokenizer), (light.bert, light.tokenizer)):
-        one = Reader(reader.head, Bottom(bert, reader.config["split"]), tokenizer, reader.config)
+        one = Reader(TorchSpans(torch_spans(reader).head, Bottom(bert, reader.config["split"])), tokenizer,
+                     reader.config)
         scores.append(one.score("Who founded the Radium Institute?", passages, "en"))
     assert (scores[0].start == scores[1].start).all() and (scores[0].end == scores[1].end).all()
 
 
-def test_reader_and_evaluator_on_openvino_import_no_model_library():
+def test_reader_evaluator_and_ner_on_openvino_import_no_model_library_nor_torch():
     from models.e5_rebuild import ensure_rebuilt_e5_small
     from models.onnx_embedder import ensure_onnx
+    from rag.reader.graph import ensure_graph
+    from rag.reader.reader import DEFAULT_WEIGHTS, read_weights
 
-    ensure_onnx(ensure_rebuilt_e5_small())  # exported once per user, with transformers: not this test's subject
+    ensure_onnx(ensure_rebuilt_e5_small())  # exported once per user, with torch: not this test's subject
+    ensure_graph(DEFAULT_WEIGHTS, read_weights(DEFAULT_WEIGHTS)[0])
     code = ("import sys\n"
             "from rag.reader.cache import load_reader\n"
             "from evaluators.embedded import EmbeddedEvaluator\n"
+            "from stores.ner import spacy_english\n"
             "scores = EmbeddedEvaluator().score('who founded it?', ['Marie Curie founded it.', 'A river.'])\n"
-            "reader = load_reader()\n"
-            "assert len(scores) == 2 and reader.count_tokens('Marie Curie') > 0\n"
-            "print(sorted(m for m in ('sentence_transformers', 'transformers.modeling_utils') if m in sys.modules))\n")
+            "answer = load_reader().read('Who founded it?', ['It was founded by Marie Curie in 1932.'], 'en')\n"
+            "assert len(scores) == 2 and answer.text == 'Marie Curie', answer\n"
+            "assert [e.label_ for e in spacy_english()('Marie Curie lived in Paris.').ents]\n"
+            "print(sorted(m for m in ('sentence_transformers', 'transformers.modeling_utils', 'torch')"
+            " if m in sys.modules))\n")
     env = {**os.environ, "OMP_NUM_THREADS": "1", "CRAGRAPH_EMBED_BACKEND": "openvino"}
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=600)

@@ -1,0 +1,87 @@
+"""The reader as one exported graph, run by the embedder's runtime (OpenVINO or ONNX Runtime): word-piece rows in,
+start / end logits out.
+
+Why: with the reader in torch, every cold ask imported torch and read all of e5-small's weights to run a model
+the embedder's runtime already runs faster. The graph holds what the torch reader computes after the word-piece
+lookup: position and type embeddings, e5-small's bottom layers (fp32: the int8 rounding of the torch reader is
+torch's own kernel, and no other runtime reproduces it bit for bit), the reader's own top layers and pointer.
+The lookup itself reads the rows from the memory-mapped e5 table, as the exported embedder does, so a process holds
+only the rows its texts use. It is exported once per user and weights (rag/reader/export.py, which needs torch),
+under a file lock, into the model cache; agreement with the torch reader: `python -m cragraph_lab bench
+reader-runtimes` (docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+GRAPH_FORMAT = 1  # bump when the exported graph changes, so old exports are not reused
+GRAPH_FILE = "reader.onnx"
+WEIGHTS_FILE = "reader.npz"  # the reader's own weights in its folder (rag/reader/reader.py reads them)
+INPUT, OUTPUTS = "inputs_embeds", ("start", "end")
+
+
+def graph_folder(weights: Path, config: dict[str, Any]) -> Path:
+    """The cache folder of the graph exported from a weights folder: named by the weights' digest, so retrained
+    weights get their own export."""
+    from models.e5_rebuild import rebuilt_folder_name
+    from models.paths import models_cache_dir
+
+    digest = hashlib.blake2b(digest_size=8)
+    digest.update((weights / WEIGHTS_FILE).read_bytes())
+    digest.update(repr((config["split"], rebuilt_folder_name(), GRAPH_FORMAT)).encode())
+    return models_cache_dir() / f"reader-graph{GRAPH_FORMAT}-{digest.hexdigest()}"
+
+
+def ensure_graph(weights: Path, config: dict[str, Any]) -> Path:
+    """The exported graph of a weights folder, exported on first use (torch is imported only then)."""
+    from filelock import FileLock
+
+    from models.onnx_embedder import build_atomically
+
+    folder = graph_folder(weights, config)
+    target = folder / GRAPH_FILE
+    if target.is_file():
+        return target
+    folder.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(folder) + ".lock"):
+        if not target.is_file():
+            from rag.reader.export import export_graph
+
+            with np.load(weights / WEIGHTS_FILE, allow_pickle=False) as loaded:
+                arrays = {key: loaded[key] for key in loaded.files}
+            build_atomically(target, lambda path: export_graph(config, arrays, weights / WEIGHTS_FILE, path,
+                                                               (INPUT, OUTPUTS)))
+    return target
+
+
+class GraphSpans:
+    """Start / end logits of one encoded input from the exported graph: the torch reader's `head(bottom(ids))`."""
+
+    def __init__(self, session: Any, words: np.ndarray) -> None:
+        self.session = session
+        self.words = words
+
+    @classmethod
+    def open(cls, weights: Path, config: dict[str, Any], runtime: str, threads: int | None = None) -> GraphSpans:
+        """The graph of `weights` started in `runtime`; BackendStartError when the runtime cannot start it."""
+        from models.e5_rebuild import ensure_rebuilt_e5_small
+        from models.onnx_embedder import BackendStartError, open_session
+        from models.word_table import word_table
+
+        graph = ensure_graph(weights, config)
+        try:
+            session = open_session(graph, runtime, threads)
+        except Exception as error:  # no plugin for this CPU, a damaged export, a missing package ...
+            raise BackendStartError(f"{runtime} could not start the reader's graph {graph}: "
+                                    f"{type(error).__name__}: {' '.join(str(error).split())[:300]}") from error
+        return cls(session, word_table(ensure_rebuilt_e5_small()))
+
+    def __call__(self, input_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        rows = np.ascontiguousarray(self.words[input_ids[None]], dtype=np.float32)
+        start, end = self.session.run(list(OUTPUTS), {INPUT: rows})
+        return np.asarray(start[0]), np.asarray(end[0])

@@ -1,0 +1,73 @@
+"""The reader's exported graph (rag/reader/graph.py): the torch module it was exported from gives the same logits
+on both runtimes, the reader reads through it by default, and a graph that cannot start leaves the reader on
+torch with a warning, never without a reader."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from rag.reader.reader import DEFAULT_WEIGHTS, WEIGHTS_FILE, Reader, read_weights
+from rag.reader.types import Passage
+
+pytestmark = pytest.mark.integration
+QUESTION = "Who founded the Radium Institute?"
+PASSAGES = [Passage("The Radium Institute in Warsaw was founded by Marie Curie in 1932, with her sister's help.",
+                    "Radium Institute")]
+
+
+@pytest.fixture(scope="module")
+def exported():
+    from models.e5_rebuild import ensure_rebuilt_e5_small
+    from models.e5_torch import load_bert
+    from rag.reader.encoder import load_head
+    from rag.reader.export import ReaderGraph
+    from rag.reader.graph import ensure_graph
+
+    config, arrays = read_weights(DEFAULT_WEIGHTS)
+    bert = load_bert(ensure_rebuilt_e5_small(), config["split"])
+    module = ReaderGraph(bert, load_head(arrays, config["split"], bert.config, DEFAULT_WEIGHTS / WEIGHTS_FILE)).eval()
+    return config, module, ensure_graph(DEFAULT_WEIGHTS, config)
+
+
+@pytest.mark.parametrize("runtime", ["openvino", "onnxruntime"])
+def test_the_graph_gives_the_logits_of_the_module_it_was_exported_from(exported, runtime):
+    from models.e5_rebuild import ensure_rebuilt_e5_small
+    from models.word_table import word_table
+    from rag.reader.graph import GraphSpans
+
+    config, module, _ = exported
+    spans = GraphSpans.open(DEFAULT_WEIGHTS, config, runtime)
+    ids = np.array([0, 4865, 86531, 70, 3, 2, 581, 1672, 2], dtype=np.int64)
+    start, end = spans(ids)
+    rows = torch.from_numpy(np.ascontiguousarray(word_table(ensure_rebuilt_e5_small())[ids[None]]))
+    with torch.no_grad():
+        expected = [t[0].numpy() for t in module(rows)]
+    precision = str(getattr(spans.session, "precision", "f32"))
+    tolerance = 0.15 if "bf16" in precision or "bfloat16" in precision else 1e-3  # OpenVINO's bf16 on CPUs with it
+    assert start.shape == end.shape == ids.shape
+    assert np.abs(start - expected[0]).max() < tolerance and np.abs(end - expected[1]).max() < tolerance
+
+
+def test_the_default_reader_reads_through_the_graph_and_agrees_with_torch_here():
+    from rag.reader.graph import GraphSpans
+
+    graph_reader, torch_reader = Reader.load(DEFAULT_WEIGHTS), Reader.load(DEFAULT_WEIGHTS, torch=True)
+    assert isinstance(graph_reader.spans_of, GraphSpans)
+    answers = [reader.read(QUESTION, PASSAGES, "en") for reader in (graph_reader, torch_reader)]
+    assert [a.text for a in answers if a is not None] == ["Marie Curie", "Marie Curie"]
+
+
+def test_a_graph_that_cannot_start_leaves_the_reader_on_torch(tmp_path, monkeypatch):
+    import rag.reader.graph as graph
+    from rag.reader.encoder import TorchSpans
+
+    damaged = tmp_path / "reader.onnx"
+    damaged.write_bytes(b"not a graph")
+    monkeypatch.setattr(graph, "ensure_graph", lambda weights, config: damaged)
+    with pytest.warns(RuntimeWarning, match="could not start the reader's graph"):
+        reader = Reader.load(DEFAULT_WEIGHTS)
+    assert isinstance(reader.spans_of, TorchSpans)
+    answer = reader.read(QUESTION, PASSAGES, "en")
+    assert answer is not None and answer.text == "Marie Curie"
