@@ -61,7 +61,7 @@ def compare(per_set: int = 50, data_root: Path | None = None, report: Any = prin
     from rag.reader.reader import DEFAULT_WEIGHTS, Reader, read_weights
 
     config = read_weights(DEFAULT_WEIGHTS)[0]
-    torch_reader = load_reader(torch=True)
+    torch_reader = load_reader(backend="torch")
     words = word_table(ensure_rebuilt_e5_small())
     readers = {"torch": torch_reader}
     for runtime in RUNTIMES:

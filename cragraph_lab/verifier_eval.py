@@ -61,7 +61,7 @@ def compare_graders(data_root: Path | None = None, limit: int = 200, out: Path |
     from evaluators.registry import load_evaluator
     from rag.reader.cache import load_reader
 
-    verifier = load_verifier(load_reader(torch=True))
+    verifier = load_verifier(load_reader(backend="torch"))
     wrong_spans = Builder(verifier, 0).spans
     head = load_evaluator("embedded")
     report: dict[str, Any] = {}

@@ -311,7 +311,7 @@ def train_verifier(out: Path, threads: int = 2, overrides: dict[str, Any] | None
     config = {**default_config(), **(overrides or {})}
     torch.set_num_threads(threads)
     torch.manual_seed(config["seed"])
-    reader = load_reader(torch=True)
+    reader = load_reader(backend="torch")
     shared = config["shared_layers"]
     layers = torch_spans(reader).head.layers[shared:shared + config["own_layers"]]
     own = [cast(Layer, copy.deepcopy(layer)) for layer in layers]

@@ -13,16 +13,18 @@ _readers: dict[str, Reader] = {}
 _lock = threading.Lock()
 
 
-def load_reader(path: str | Path = "", torch: bool = False) -> Reader:
-    """The reader for a weights folder ("" = the packaged weights), on the embedder's runtime or (`torch`, as the
-    lab's training reads it) on torch; loaded once per process, thread-safe."""
+def load_reader(path: str | Path = "", backend: str | None = None) -> Reader:
+    """The reader for a weights folder ("" = the packaged weights) on a backend (None: $CRAGRAPH_READER_BACKEND,
+    else torch; the lab's training asks for "torch"); loaded once per process and backend, thread-safe."""
+    from rag.reader.graph import reader_backend
     from rag.reader.reader import DEFAULT_WEIGHTS, Reader
 
     folder = Path(path).expanduser() if str(path) else DEFAULT_WEIGHTS
-    key = f"{folder.resolve()}|{torch}"
+    chosen = reader_backend(backend)
+    key = f"{folder.resolve()}|{chosen}"
     with _lock:
         reader = _readers.get(key)
         if reader is None:
-            reader = _readers[key] = Reader.load(folder, torch=torch)
+            reader = _readers[key] = Reader.load(folder, backend=chosen)
         return reader
 

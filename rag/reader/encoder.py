@@ -165,7 +165,7 @@ class TorchSpans:
 
 
 def torch_spans(reader: Any) -> TorchSpans:
-    """The torch encoder of a reader, which training reads and tunes: one loaded with `load_reader(torch=True)`."""
+    """The torch encoder of a reader, which training reads and tunes (load_reader(backend="torch"))."""
     if not isinstance(reader.spans_of, TorchSpans):
-        raise TypeError("this needs the torch reader: load it with load_reader(torch=True)")
+        raise TypeError("this needs the torch reader: load it with load_reader(backend='torch')")
     return reader.spans_of

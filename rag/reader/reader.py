@@ -21,7 +21,7 @@ import numpy as np
 
 from rag.reader.decode import best_spans, clean_span
 from rag.reader.folding import as_written, fold
-from rag.reader.graph import WEIGHTS_FILE, GraphSpans
+from rag.reader.graph import GRAPH_RUNTIMES, WEIGHTS_FILE, GraphSpans, reader_backend
 from rag.reader.inputs import Scored, encode
 from rag.reader.rerank import FEATURES, rerank
 from rag.reader.types import Passage, ReaderAnswer, ReaderWeightsError
@@ -57,20 +57,21 @@ class Reader:
         self.config = config
 
     @classmethod
-    def load(cls, path: str | Path = DEFAULT_WEIGHTS, embedder: str = "e5-small", torch: bool = False) -> Reader:
-        """Weights from `path` (reader.npz + config.json), run where the embedder runs e5-small: its OpenVINO /
-        ONNX Runtime runtime on the exported graph, else (or with `torch`, as the lab's training needs) torch."""
-        from models.e5_parts import load_tokenizer, serves_light
+    def load(cls, path: str | Path = DEFAULT_WEIGHTS, embedder: str = "e5-small", backend: str | None = None
+             ) -> Reader:
+        """Weights from `path` (reader.npz + config.json) on `backend` (default: $CRAGRAPH_READER_BACKEND, else
+        torch): torch runs the int8 bottom the weights were trained on; openvino / onnx run the exported graph
+        (rag/reader/graph.py), and where it cannot start the reader warns and runs on torch."""
+        from models.e5_parts import load_tokenizer
         from models.e5_rebuild import ensure_rebuilt_e5_small
-        from models.embedder import load_embedder
         from models.onnx_embedder import BackendStartError, embed_threads
 
         folder = Path(path)
         config, arrays = read_weights(folder)
-        served: Any = load_embedder(embedder)
-        if not torch and serves_light(served):
+        chosen = reader_backend(backend)
+        if chosen in GRAPH_RUNTIMES:
             try:
-                spans = GraphSpans.open(folder, config, served.runner.runtime, embed_threads())
+                spans = GraphSpans.open(folder, config, GRAPH_RUNTIMES[chosen], embed_threads())
                 return cls(spans, load_tokenizer(ensure_rebuilt_e5_small()), config)
             except BackendStartError as error:
                 warnings.warn(f"{error}; the reader runs on torch", RuntimeWarning, stacklevel=2)

@@ -82,7 +82,7 @@ def test_the_reader_scores_the_same_on_either_model(sentence_transformers_e5):
     from rag.reader.reader import DEFAULT_WEIGHTS, Reader
     from rag.reader.types import Passage
 
-    reader = Reader.load(DEFAULT_WEIGHTS, torch=True)
+    reader = Reader.load(DEFAULT_WEIGHTS, backend="torch")
     int8 = sentence_transformers_e5[1]
     light: LightE5 = light_e5(True)
     passages = [Passage(text=TEXTS[1].removeprefix("passage: "), title="Radium Institute")]
@@ -112,7 +112,8 @@ def test_reader_evaluator_and_ner_on_openvino_import_no_model_library_nor_torch(
             "assert [e.label_ for e in spacy_english()('Marie Curie lived in Paris.').ents]\n"
             "print(sorted(m for m in ('sentence_transformers', 'transformers.modeling_utils', 'torch')"
             " if m in sys.modules))\n")
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "CRAGRAPH_EMBED_BACKEND": "openvino"}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "CRAGRAPH_EMBED_BACKEND": "openvino",
+           "CRAGRAPH_READER_BACKEND": "openvino"}
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 0, done.stderr

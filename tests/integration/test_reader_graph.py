@@ -1,6 +1,6 @@
 """The reader's exported graph (rag/reader/graph.py): the torch module it was exported from gives the same logits
-on both runtimes, the reader reads through it by default, and a graph that cannot start leaves the reader on
-torch with a warning, never without a reader."""
+on both runtimes, the reader reads through it on the openvino backend, and a graph that cannot start leaves the
+reader on torch with a warning, never without a reader."""
 
 from __future__ import annotations
 
@@ -50,10 +50,10 @@ def test_the_graph_gives_the_logits_of_the_module_it_was_exported_from(exported,
     assert np.abs(start - expected[0]).max() < tolerance and np.abs(end - expected[1]).max() < tolerance
 
 
-def test_the_default_reader_reads_through_the_graph_and_agrees_with_torch_here():
+def test_the_openvino_reader_reads_through_the_graph_and_agrees_with_torch_here():
     from rag.reader.graph import GraphSpans
 
-    graph_reader, torch_reader = Reader.load(DEFAULT_WEIGHTS), Reader.load(DEFAULT_WEIGHTS, torch=True)
+    graph_reader, torch_reader = Reader.load(DEFAULT_WEIGHTS, backend="openvino"), Reader.load(DEFAULT_WEIGHTS)
     assert isinstance(graph_reader.spans_of, GraphSpans)
     answers = [reader.read(QUESTION, PASSAGES, "en") for reader in (graph_reader, torch_reader)]
     assert [a.text for a in answers if a is not None] == ["Marie Curie", "Marie Curie"]
@@ -67,7 +67,7 @@ def test_a_graph_that_cannot_start_leaves_the_reader_on_torch(tmp_path, monkeypa
     damaged.write_bytes(b"not a graph")
     monkeypatch.setattr(graph, "ensure_graph", lambda weights, config: damaged)
     with pytest.warns(RuntimeWarning, match="could not start the reader's graph"):
-        reader = Reader.load(DEFAULT_WEIGHTS)
+        reader = Reader.load(DEFAULT_WEIGHTS, backend="openvino")
     assert isinstance(reader.spans_of, TorchSpans)
     answer = reader.read(QUESTION, PASSAGES, "en")
     assert answer is not None and answer.text == "Marie Curie"

@@ -34,7 +34,7 @@ HARBOUR = Passage("The old harbour of Kelvaston was rebuilt in 1872. Its breakwa
 
 @pytest.fixture(scope="module")
 def verifier() -> Verifier:
-    return load_verifier(load_reader())
+    return load_verifier(load_reader(backend="torch"))
 
 
 def test_a_page_stating_the_answer_in_other_words_states_it(verifier):
@@ -64,7 +64,7 @@ def test_a_claim_of_only_whitespace_is_refused(verifier):
 
 
 def test_missing_or_damaged_weights_name_the_file_and_the_training_command(tmp_path):
-    reader = load_reader()
+    reader = load_reader(backend="torch")
     with pytest.raises(VerifierWeightsError, match="missing") as missing:
         Verifier.load(reader, tmp_path)
     assert str(tmp_path / CONFIG_FILE) in str(missing.value) and TRAINING_COMMAND in str(missing.value)
