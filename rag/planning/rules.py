@@ -30,8 +30,8 @@ _BOTH = re.compile(
     r"^(?:are|were|is|was|do|did|does)\s+(?P<a>.+?)\s+and\s+(?P<b>.+?)\s+both\s+(?P<rest>[^?]+)\??$",
     re.IGNORECASE,
 )
-_ROLE_OF = re.compile(  # a role after up to two modifiers: "the founding director of X", "the lead singer of X"
-    r"\bthe\s+(?P<modifiers>(?:[a-z][\w'\-]*\s+){0,2}?)(?P<role>[a-z][\w'\-]*)\s+of\s+"
+_ROLE_OF = re.compile(
+    r"\bthe\s+(?P<role>[a-z][\w'\-]*)\s+of\s+"
     r"(?P<name>(?:the\s+)?(?:(?:film|movie|novel|book|band|song|album|company|city|river|country|series|show|game"
     r"|play|opera|group|team|club)\s+)?[A-Z0-9][\w'\-.]*(?:\s+(?:[A-Z0-9][\w'\-.]*|of|the|de|and|&))*[\w'.\-]*)"
 )
@@ -177,7 +177,7 @@ def _role_bridge(text: str) -> Decomposition | None:
         asked = [w for w in re.findall(r"[\w'\-]+", outer.replace("{x1}", " ").lower()) if w not in _QUESTION_WORDS]
         if not asked or len(name.split()) > 8:
             continue
-        role = f"{match.group('modifiers')}{match.group('role')}"
+        role = match.group("role")
         return Decomposition(sub_questions=[
             SubQuestion(id="q1", text=f"Who or what is the {role} of {name}?", slot="x1"),
             SubQuestion(id="q2", text=outer if outer.endswith("?") else f"{outer}?", deps=["q1"]),
