@@ -15,7 +15,7 @@ _lock = threading.Lock()
 
 def load_reader(path: str | Path = "", backend: str | None = None) -> Reader:
     """The reader for a weights folder ("" = the packaged weights) on a backend (None: $CRAGRAPH_READER_BACKEND,
-    else torch; the lab's training asks for "torch"); loaded once per process and backend, thread-safe."""
+    else openvino; the lab's training asks for "torch"); loaded once per process and backend, thread-safe."""
     from rag.reader.graph import reader_backend
     from rag.reader.reader import DEFAULT_WEIGHTS, Reader
 

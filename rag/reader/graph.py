@@ -1,5 +1,5 @@
-"""The reader as one exported graph, run by OpenVINO or ONNX Runtime (CRAGRAPH_READER_BACKEND=openvino / onnx):
-word-piece rows in, start / end logits out.
+"""The reader as one exported graph, run by OpenVINO (the default) or ONNX Runtime (CRAGRAPH_READER_BACKEND=onnx):
+word-piece rows in, start / end logits out; CRAGRAPH_READER_BACKEND=torch runs the torch reader instead.
 
 Why: with the reader in torch, every cold ask imported torch and read all of e5-small's weights to run a model
 the embedder's runtime already runs faster. The graph holds what the torch reader computes after the word-piece
@@ -8,8 +8,8 @@ torch's own kernel, and no other runtime reproduces it bit for bit), the reader'
 The lookup itself reads the rows from the memory-mapped e5 table, as the exported embedder does, so a process holds
 only the rows its texts use. It is exported once per user and weights (rag/reader/export.py, which needs torch),
 under a file lock, into the model cache; agreement with the torch reader: `python -m cragraph_lab bench
-reader-runtimes` (docs/benchmarks.md). torch stays the default: the answer decision was fitted on the torch
-reader's scores, and the graph's fp32 bottom moves them (docs/answering.md).
+reader-runtimes` (docs/benchmarks.md). The answer decision is fitted on this reader's scores (its fp32 bottom
+moves them from the torch reader's), so the default runtime and the decision's records go together.
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ BACKEND_ENV = "CRAGRAPH_READER_BACKEND"
 TORCH = "torch"
 GRAPH_RUNTIMES = {"openvino": "openvino", "onnx": "onnxruntime"}  # backend name -> the runtime that runs the graph
 BACKENDS = (TORCH, *GRAPH_RUNTIMES)
-DEFAULT_BACKEND = TORCH
+DEFAULT_BACKEND = "openvino"
 
 
 def reader_backend(backend: str | None = None) -> str:
-    """The reader's backend: the argument, else $CRAGRAPH_READER_BACKEND, else torch; ValueError if unknown."""
+    """The reader's backend: the argument, else $CRAGRAPH_READER_BACKEND, else openvino; ValueError if unknown."""
     import os
 
     chosen = (backend if backend is not None else os.environ.get(BACKEND_ENV, "")).strip().lower() or DEFAULT_BACKEND

@@ -60,8 +60,8 @@ class Reader:
     def load(cls, path: str | Path = DEFAULT_WEIGHTS, embedder: str = "e5-small", backend: str | None = None
              ) -> Reader:
         """Weights from `path` (reader.npz + config.json) on `backend` (default: $CRAGRAPH_READER_BACKEND, else
-        torch): torch runs the int8 bottom the weights were trained on; openvino / onnx run the exported graph
-        (rag/reader/graph.py), and where it cannot start the reader warns and runs on torch."""
+        openvino): openvino / onnx run the exported graph (rag/reader/graph.py), and where it cannot start the
+        reader warns and runs on torch; torch runs the int8 bottom the weights were trained on."""
         from models.e5_parts import load_tokenizer
         from models.e5_rebuild import ensure_rebuilt_e5_small
         from models.onnx_embedder import BackendStartError, embed_threads

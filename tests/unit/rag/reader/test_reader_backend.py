@@ -1,5 +1,5 @@
-"""The reader's backend is chosen in one place: the argument, else CRAGRAPH_READER_BACKEND, else torch; an unknown
-name is refused with the names there are."""
+"""The reader's backend is chosen in one place: the argument, else CRAGRAPH_READER_BACKEND, else openvino; an
+unknown name is refused with the names there are."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import pytest
 from rag.reader.graph import BACKEND_ENV, reader_backend
 
 
-def test_the_argument_then_the_environment_then_torch(monkeypatch):
+def test_the_argument_then_the_environment_then_openvino(monkeypatch):
     monkeypatch.delenv(BACKEND_ENV, raising=False)
-    assert reader_backend() == "torch"
-    monkeypatch.setenv(BACKEND_ENV, " OpenVINO ")
     assert reader_backend() == "openvino"
+    monkeypatch.setenv(BACKEND_ENV, " Torch ")
+    assert reader_backend() == "torch"
     assert reader_backend("onnx") == "onnx"
 
 
