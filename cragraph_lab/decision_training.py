@@ -374,7 +374,10 @@ data/userlike_train (60 pages, 120 questions; written after reading the test cor
 data/userlike_train2 (66 pages, 150 questions; written without reading either), data/userlike_train3 (60 pages,
 150 questions; written without reading any of them, measured once before the decision trained on it) and
 data/userlike_train7 (60 pages, 126 questions, most of them single yes / no claims, true, false or about a subject
-no page names). For each benchmark set, `OMP_NUM_THREADS=1 python -m cragraph_lab eval qa --dataset DIR --modes
+no page names); and data/longdocs_train1 .. 5 (long sectioned documents in en / ru / zh, 36 questions each).
+The records are made with the reader on its default backend (the exported graph on OpenVINO,
+`CRAGRAPH_READER_BACKEND`): the decision reads that reader's scores, so a change of the reader's runtime
+means new records. For each benchmark set, `OMP_NUM_THREADS=1 python -m cragraph_lab eval qa --dataset DIR --modes
 crag-multihop --unanswerable 0.5 --limit N --out runs/decision-train` (half of the questions asked of an index without
 their gold passages; N 100 for hipporag_legacy_train100 and NQ, 70 for each XQuAD folder); for each folder of pages F,
 `cragraph eval folder data/F/corpus data/F/questions.jsonl --out runs/decision-train/F`; then `python -m cragraph_lab
