@@ -15,6 +15,7 @@ moves them from the torch reader's), so the default runtime and the decision's r
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +34,6 @@ DEFAULT_BACKEND = "openvino"
 
 def reader_backend(backend: str | None = None) -> str:
     """The reader's backend: the argument, else $CRAGRAPH_READER_BACKEND, else openvino; ValueError if unknown."""
-    import os
-
     chosen = (backend if backend is not None else os.environ.get(BACKEND_ENV, "")).strip().lower() or DEFAULT_BACKEND
     if chosen not in BACKENDS:
         raise ValueError(f"unknown reader backend {chosen!r} (use one of: {', '.join(BACKENDS)})")
