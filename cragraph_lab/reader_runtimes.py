@@ -54,19 +54,16 @@ def cases(data_root: Path, per_set: int, seed: int = 0) -> list[tuple[str, list[
 
 def compare(per_set: int = 50, data_root: Path | None = None, report: Any = print) -> dict[str, Any]:
     """Read every case with the torch reader and with the exported graph on each runtime."""
-    from models.e5_rebuild import ensure_rebuilt_e5_small
-    from models.word_table import word_table
     from rag.reader.cache import load_reader
     from rag.reader.graph import GraphSpans
     from rag.reader.reader import DEFAULT_WEIGHTS, Reader, read_weights
 
-    config = read_weights(DEFAULT_WEIGHTS)[0]
+    config, arrays = read_weights(DEFAULT_WEIGHTS)
     torch_reader = load_reader(backend="torch")
-    words = word_table(ensure_rebuilt_e5_small())
     readers = {"torch": torch_reader}
     for runtime in RUNTIMES:
-        spans = GraphSpans.open(DEFAULT_WEIGHTS, config, runtime)
-        readers[runtime] = Reader(GraphSpans(spans.session, words), torch_reader.tokenizer, config)
+        readers[runtime] = Reader(GraphSpans.open(DEFAULT_WEIGHTS, config, arrays, runtime), torch_reader.tokenizer,
+                                  config)
     rows = cases(data_root or default_data_root(), per_set)
     stats: dict[str, dict[str, list[float]]] = {name: {"same": [], "em": [], "f1": [], "logits": [], "s": []}
                                                 for name in readers}

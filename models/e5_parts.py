@@ -119,8 +119,9 @@ def sentence_transformers_open() -> bool:
 
 def serves_light(embedder: Any) -> bool:
     """Whether `embedder` is the packaged e5-small served by ONNX Runtime or OpenVINO: then its torch model is not
-    open, and the reader and the evaluator read the plain-torch e5 here instead of opening it (the vectors are the
-    same; tests/integration/test_e5_torch.py). A torch-served embedder has its model open already: they read that."""
+    open, and the evaluator reads the folder's tokenizer and table, the torch reader the plain-torch e5 of
+    models/e5_torch.py, instead of opening it (the same states; tests/integration/test_e5_torch.py). A torch-served
+    embedder has its model open already: they read that."""
     from models.embedder import E5_SMALL
 
     return getattr(embedder, "name", None) == E5_SMALL and getattr(embedder, "runner", None) is not None

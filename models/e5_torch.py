@@ -181,15 +181,10 @@ def _wanted(name: str, layers: int) -> bool:
 
 @dataclass
 class LightE5:
-    """What the reader and the embedded evaluator read of the packaged e5-small: `bert` (int8 where asked),
-    `tokenizer`, and `word_table` (the input word-piece table, fp32 numpy)."""
+    """What the torch reader reads of the packaged e5-small: `bert` (int8 where asked) and `tokenizer`."""
 
     bert: Any  # this module's Bert, or transformers' BertModel when the sentence-transformers model is open
     tokenizer: Any
-
-    @property
-    def word_table(self) -> Any:
-        return self.bert.embeddings.word_embeddings.weight.detach().float().numpy()
 
 
 _light: dict[bool, LightE5] = {}

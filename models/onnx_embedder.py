@@ -238,11 +238,21 @@ class OpenVinoSession:
 
 
 def open_session(graph: Path, runtime: str, threads: int | None = None, cuda: bool | None = None) -> Any:
-    """An ONNX Runtime session or an OpenVINO compiled model of `graph`, either answering `run(names, feeds)`."""
+    """An ONNX Runtime session or an OpenVINO compiled model of `graph`, either answering `run(names, feeds)`;
+    BackendStartError when the runtime cannot start it (no plugin for this CPU, a damaged graph, a missing
+    package ...)."""
+    if runtime not in ("onnxruntime", "openvino"):
+        raise ValueError(f"runtime must be onnxruntime or openvino, not {runtime!r}")
+    try:
+        return _start_session(graph, runtime, threads, cuda)
+    except Exception as error:
+        raise BackendStartError(f"{runtime} could not start on {graph.name}: "
+                                f"{type(error).__name__}: {' '.join(str(error).split())[:300]}") from error
+
+
+def _start_session(graph: Path, runtime: str, threads: int | None, cuda: bool | None) -> Any:
     if runtime == "openvino":
         return OpenVinoSession(graph, threads)
-    if runtime != "onnxruntime":
-        raise ValueError(f"runtime must be onnxruntime or openvino, not {runtime!r}")
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -313,12 +323,7 @@ class OnnxRunner:
         that cannot start raises BackendStartError (the embedder then falls back to torch unless it was asked for)."""
         with self._lock:
             if self._session is None:
-                try:
-                    self._session = self._start()
-                except Exception as error:  # no plugin for this CPU, a damaged graph, a missing package ...
-                    raise BackendStartError(f"{self.runtime} could not start on {self.graph.name}: "
-                                            f"{type(error).__name__}: {' '.join(str(error).split())[:300]}"
-                                            ) from error
+                self._session = self._start()
             return self._session
 
     @session.setter

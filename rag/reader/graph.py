@@ -40,25 +40,28 @@ def reader_backend(backend: str | None = None) -> str:
     return chosen
 
 
-def graph_folder(weights: Path, config: dict[str, Any]) -> Path:
-    """The cache folder of the graph exported from a weights folder: named by the weights' digest, so retrained
+def graph_folder(config: dict[str, Any], arrays: dict[str, np.ndarray]) -> Path:
+    """The cache folder of the graph exported from the reader's weights: named by their digest, so retrained
     weights get their own export."""
     from models.e5_rebuild import rebuilt_folder_name
     from models.paths import models_cache_dir
 
     digest = hashlib.blake2b(digest_size=8)
-    digest.update((weights / WEIGHTS_FILE).read_bytes())
+    for key in sorted(arrays):
+        digest.update(f"{key}{arrays[key].dtype}{arrays[key].shape}".encode())
+        digest.update(np.ascontiguousarray(arrays[key]).tobytes())
     digest.update(repr((config["split"], rebuilt_folder_name(), GRAPH_FORMAT)).encode())
     return models_cache_dir() / f"reader-graph{GRAPH_FORMAT}-{digest.hexdigest()}"
 
 
-def ensure_graph(weights: Path, config: dict[str, Any]) -> Path:
-    """The exported graph of a weights folder, exported on first use (torch is imported only then)."""
+def ensure_graph(weights: Path, config: dict[str, Any], arrays: dict[str, np.ndarray]) -> Path:
+    """The exported graph of the reader's weights (read from the folder `weights`), exported on first use (torch
+    is imported only then)."""
     from filelock import FileLock
 
     from models.onnx_embedder import build_atomically
 
-    folder = graph_folder(weights, config)
+    folder = graph_folder(config, arrays)
     target = folder / GRAPH_FILE
     if target.is_file():
         return target
@@ -67,8 +70,6 @@ def ensure_graph(weights: Path, config: dict[str, Any]) -> Path:
         if not target.is_file():
             from rag.reader.export import export_graph
 
-            with np.load(weights / WEIGHTS_FILE, allow_pickle=False) as loaded:
-                arrays = {key: loaded[key] for key in loaded.files}
             build_atomically(target, lambda path: export_graph(config, arrays, weights / WEIGHTS_FILE, path,
                                                                (INPUT, OUTPUTS)))
     return target
@@ -82,18 +83,14 @@ class GraphSpans:
         self.words = words
 
     @classmethod
-    def open(cls, weights: Path, config: dict[str, Any], runtime: str, threads: int | None = None) -> GraphSpans:
-        """The graph of `weights` started in `runtime`; BackendStartError when the runtime cannot start it."""
+    def open(cls, weights: Path, config: dict[str, Any], arrays: dict[str, np.ndarray], runtime: str,
+             threads: int | None = None) -> GraphSpans:
+        """The graph of the reader's weights started in `runtime`; BackendStartError when it cannot start it."""
         from models.e5_rebuild import ensure_rebuilt_e5_small
-        from models.onnx_embedder import BackendStartError, open_session
+        from models.onnx_embedder import open_session
         from models.word_table import word_table
 
-        graph = ensure_graph(weights, config)
-        try:
-            session = open_session(graph, runtime, threads)
-        except Exception as error:  # no plugin for this CPU, a damaged export, a missing package ...
-            raise BackendStartError(f"{runtime} could not start the reader's graph {graph}: "
-                                    f"{type(error).__name__}: {' '.join(str(error).split())[:300]}") from error
+        session = open_session(ensure_graph(weights, config, arrays), runtime, threads)
         return cls(session, word_table(ensure_rebuilt_e5_small()))
 
     def __call__(self, input_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -2,9 +2,9 @@
 
 Pipeline per question: pick the best sentences of the passages under a token budget (window), encode
 ("query: " + question, context) with e5-small (its frozen bottom layers, the reader's own fine-tuned top layers),
-point at the best start / end, and map the span back to its passage. The encoder runs in the embedder's runtime:
-the exported graph on OpenVINO / ONNX Runtime (rag/reader/graph.py), or torch, where the bottom is the int8
-embedder the weights were trained on (rag/reader/encoder.py). It gives spans
+point at the best start / end, and map the span back to its passage. The encoder runs on the reader's backend
+(CRAGRAPH_READER_BACKEND): the exported graph on OpenVINO / ONNX Runtime (rag/reader/graph.py), or torch, where the
+bottom is the int8 embedder the weights were trained on (rag/reader/encoder.py). It gives spans
 and scores only: yes / no and "A or B" questions are answered by the rule readings (rag/answering/rules),
 which call it.
 """
@@ -71,7 +71,7 @@ class Reader:
         chosen = reader_backend(backend)
         if chosen in GRAPH_RUNTIMES:
             try:
-                spans = GraphSpans.open(folder, config, GRAPH_RUNTIMES[chosen], embed_threads())
+                spans = GraphSpans.open(folder, config, arrays, GRAPH_RUNTIMES[chosen], embed_threads())
                 return cls(spans, load_tokenizer(ensure_rebuilt_e5_small()), config)
             except BackendStartError as error:
                 warnings.warn(f"{error}; the reader runs on torch", RuntimeWarning, stacklevel=2)

@@ -101,7 +101,7 @@ def test_reader_evaluator_and_ner_on_openvino_import_no_model_library_nor_torch(
     from rag.reader.reader import DEFAULT_WEIGHTS, read_weights
 
     ensure_onnx(ensure_rebuilt_e5_small())  # exported once per user, with torch: not this test's subject
-    ensure_graph(DEFAULT_WEIGHTS, read_weights(DEFAULT_WEIGHTS)[0])
+    ensure_graph(DEFAULT_WEIGHTS, *read_weights(DEFAULT_WEIGHTS))
     code = ("import sys\n"
             "from rag.reader.cache import load_reader\n"
             "from evaluators.embedded import EmbeddedEvaluator\n"

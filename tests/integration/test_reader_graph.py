@@ -28,7 +28,7 @@ def exported():
     config, arrays = read_weights(DEFAULT_WEIGHTS)
     bert = load_bert(ensure_rebuilt_e5_small(), config["split"])
     module = ReaderGraph(bert, load_head(arrays, config["split"], bert.config, DEFAULT_WEIGHTS / WEIGHTS_FILE)).eval()
-    return config, module, ensure_graph(DEFAULT_WEIGHTS, config)
+    return config, arrays, module, ensure_graph(DEFAULT_WEIGHTS, config, arrays)
 
 
 @pytest.mark.parametrize("runtime", ["openvino", "onnxruntime"])
@@ -37,8 +37,8 @@ def test_the_graph_gives_the_logits_of_the_module_it_was_exported_from(exported,
     from models.word_table import word_table
     from rag.reader.graph import GraphSpans
 
-    config, module, _ = exported
-    spans = GraphSpans.open(DEFAULT_WEIGHTS, config, runtime)
+    config, arrays, module, _ = exported
+    spans = GraphSpans.open(DEFAULT_WEIGHTS, config, arrays, runtime)
     ids = np.array([0, 4865, 86531, 70, 3, 2, 581, 1672, 2], dtype=np.int64)
     start, end = spans(ids)
     rows = torch.from_numpy(np.ascontiguousarray(word_table(ensure_rebuilt_e5_small())[ids[None]]))
@@ -65,8 +65,8 @@ def test_a_graph_that_cannot_start_leaves_the_reader_on_torch(tmp_path, monkeypa
 
     damaged = tmp_path / "reader.onnx"
     damaged.write_bytes(b"not a graph")
-    monkeypatch.setattr(graph, "ensure_graph", lambda weights, config: damaged)
-    with pytest.warns(RuntimeWarning, match="could not start the reader's graph"):
+    monkeypatch.setattr(graph, "ensure_graph", lambda weights, config, arrays: damaged)
+    with pytest.warns(RuntimeWarning, match="openvino could not start on reader.onnx"):
         reader = Reader.load(DEFAULT_WEIGHTS, backend="openvino")
     assert isinstance(reader.spans_of, TorchSpans)
     answer = reader.read(QUESTION, PASSAGES, "en")
