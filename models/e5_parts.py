@@ -16,42 +16,35 @@ from models.word_table import word_table
 
 class Encoded(dict):
     """What a transformers tokenizer call returns, for the keys read here: input_ids, attention_mask,
-    offset_mapping, and sequence_ids()."""
+    offset_mapping (when asked), and sequence_ids()."""
 
-    def __init__(self, encoding: Any, offsets: bool, first_length: int | None = None) -> None:
-        super().__init__(input_ids=list(encoding.ids), attention_mask=list(encoding.attention_mask))
-        if offsets:
-            self["offset_mapping"] = [tuple(o) for o in encoding.offsets]
-        if first_length is None:
-            self._sequence_ids: list[int | None] = list(encoding.sequence_ids)
-        else:  # a pair joined by post_process: the texts' tokens in order, the template's special tokens between
-            self._sequence_ids, seen = [], 0
-            for special in encoding.special_tokens_mask:
-                self._sequence_ids.append(None if special else (0 if seen < first_length else 1))
-                seen += not special
+    def __init__(self, ids: list[int], sequence_ids: list[int | None],
+                 offsets: list[tuple[int, int]] | None = None) -> None:
+        super().__init__(input_ids=ids, attention_mask=[1] * len(ids))
+        if offsets is not None:
+            self["offset_mapping"] = offsets
+        self._sequence_ids = sequence_ids
 
     def sequence_ids(self) -> list[int | None]:
         return self._sequence_ids
 
 
 class FastTokenizer:
-    """The folder's tokenizer.json through the `tokenizers` library, answering the calls the reader and the
-    embedded evaluator make of a transformers fast tokenizer with the same ids, offsets and sequence ids
+    """The folder's word pieces (models/piece_tokenizer.py), answering the calls the reader and the embedded
+    evaluator make of a transformers fast tokenizer with the same ids, offsets and sequence ids
     (tests/integration/test_e5_torch.py checks them against transformers'): a single text or a pair, special
     tokens or not, truncation of the text (True) or of the pair's second text ("only_second") to max_length,
-    tokenize, and the special / unknown token ids. Truncation is done per call on the encoding, never set on the
-    shared backend, so threads may share one instance. Importing transformers for this cost 0.7 s of a cold ask."""
+    tokenize, and the special / unknown token ids. Importing transformers for this cost most of a second of a
+    cold ask, and its tokenizer's trie most of a second more and hundreds of MB."""
 
-    def __init__(self, path: Path) -> None:
-        from models.shared_tokenizer import tokenizer_file
+    def __init__(self, folder: Path) -> None:
+        from models.piece_tokenizer import piece_tokenizer
 
-        self.backend = tokenizer_file(path)  # the embedder's own, when it reads the same file
-        special = {i: t for i, t in self.backend.get_added_tokens_decoder().items() if t.special}
-        self.all_special_ids = sorted(special)
-        unk = self.backend.token_to_id("<unk>")
-        self.unk_token_id = None if unk is None else int(unk)
-        pad = self.backend.token_to_id("<pad>")
-        self.pad_token_id = None if pad is None else int(pad)
+        self.pieces = piece_tokenizer(folder)  # the embedder's own: one per folder and process
+        self.specials = self.pieces.specials
+        self.all_special_ids = sorted(set(self.specials.literals.values()))
+        self.unk_token_id = self.specials.unk
+        self.pad_token_id = self.specials.pad
 
     def __call__(self, text: str, text_pair: str | None = None, *, add_special_tokens: bool = True,
                  truncation: bool | str = False, max_length: int | None = None,
@@ -59,41 +52,48 @@ class FastTokenizer:
         if truncation and max_length is None:
             raise ValueError("truncation needs max_length")
         limit = int(max_length or 0)
+        first = self.pieces.encode(text)
+        ids, offsets = first.ids, first.offsets
         if not text_pair:  # transformers reads an empty second text as none
-            encoding = self.backend.encode(text, add_special_tokens=False)
             if truncation:
-                encoding.truncate(limit - (self.backend.num_special_tokens_to_add(False)
-                                                if add_special_tokens else 0))
+                room = max(limit - (self.specials.SINGLE_EXTRA if add_special_tokens else 0), 0)
+                ids, offsets = ids[:room], offsets[:room]
+            sequence: list[int | None] = [0] * len(ids)
             if add_special_tokens:
-                encoding = self.backend.post_process(encoding, None, True)
-            return Encoded(encoding, return_offsets_mapping)
+                ids, offsets, sequence = self.specials.single(ids), [(0, 0), *offsets, (0, 0)], [None, *sequence, None]
+            return Encoded(ids, sequence, offsets if return_offsets_mapping else None)
         if truncation not in (False, "only_second"):
             raise ValueError("a pair is truncated only_second here")
-        first = self.backend.encode(text, add_special_tokens=False)
-        second = self.backend.encode(text_pair, add_special_tokens=False)
+        second = self.pieces.encode(text_pair)
+        more, more_offsets = second.ids, second.offsets
         if truncation:
-            room = limit - len(first.ids) - (self.backend.num_special_tokens_to_add(True)
-                                             if add_special_tokens else 0)
+            room = limit - len(ids) - (self.specials.PAIR_EXTRA if add_special_tokens else 0)
             if room <= 0:
-                raise ValueError(f"the first text ({len(first.ids)} tokens) leaves no room within {max_length}")
-            second.truncate(room)
-        return Encoded(self.backend.post_process(first, second, add_special_tokens), return_offsets_mapping,
-                       first_length=len(first.ids))
+                raise ValueError(f"the first text ({len(ids)} tokens) leaves no room within {max_length}")
+            more, more_offsets = more[:room], more_offsets[:room]
+        if add_special_tokens:
+            joined = self.specials.pair(ids, more)
+            joined_offsets = [(0, 0), *offsets, (0, 0), (0, 0), *more_offsets, (0, 0)]
+            sequence = [None, *[0] * len(ids), None, None, *[1] * len(more), None]
+        else:
+            joined, joined_offsets = ids + more, offsets + more_offsets
+            sequence = [*[0] * len(ids), *[1] * len(more)]
+        return Encoded(joined, sequence, joined_offsets if return_offsets_mapping else None)
 
     def tokenize(self, text: str) -> list[str]:
-        return list(self.backend.encode(text, add_special_tokens=False).tokens)
+        return [piece or "" for piece in self.pieces.pieces_of(self.pieces.encode(text).ids)]
 
     def convert_tokens_to_ids(self, token: str) -> int | None:
-        found = self.backend.token_to_id(token)
-        return self.unk_token_id if found is None else int(found)
+        found = self.pieces.piece_to_id(token)
+        return self.unk_token_id if found is None else found
 
     def convert_ids_to_tokens(self, ids: list[int]) -> list[str | None]:
-        return [self.backend.id_to_token(i) for i in ids]
+        return self.pieces.pieces_of(ids)
 
 
 def load_tokenizer(folder: Path) -> FastTokenizer:
-    """The folder's tokenizer (tokenizer.json), as the reader and the evaluator call it."""
-    return FastTokenizer(folder / "tokenizer.json")
+    """The folder's tokenizer, as the reader and the evaluator call it."""
+    return FastTokenizer(folder)
 
 
 def e5_pieces() -> tuple[Any, Any]:

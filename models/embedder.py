@@ -346,7 +346,7 @@ def runner_embedder(backend: str) -> Embedder:
     folder = ensure_rebuilt_e5_small()
     graph = ensure_onnx(folder, int8=backend == ONNX_INT8)
     max_length = int(json.loads((folder / "sentence_bert_config.json").read_text())["max_seq_length"])
-    tokenizer = FolderTokenizer(folder / "tokenizer.json", max_length)
+    tokenizer = FolderTokenizer(folder, max_length)
     dim = int(json.loads((folder / "config.json").read_text())["hidden_size"])
     runner = OnnxRunner(graph, tokenizer, word_table(folder), max_length,
                         threads=embed_threads(), runtime="openvino" if backend == OPENVINO else "onnxruntime")

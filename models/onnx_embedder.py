@@ -268,33 +268,25 @@ def _start_session(graph: Path, runtime: str, threads: int | None, cuda: bool | 
 
 
 class FolderTokenizer:
-    """The rebuilt folder's tokenizer.json (as transformers builds it: e5_rebuild.settle_tokenizer) through the
-    `tokenizers` library, called as a transformers tokenizer is here: the same input ids
-    (tests/integration/test_onnx_embedder.py) without importing transformers."""
+    """The rebuilt folder's word pieces (models/piece_tokenizer.py), called as a transformers tokenizer is here:
+    the same input ids (tests/integration/test_onnx_embedder.py) without importing transformers."""
 
-    def __init__(self, path: Path, max_length: int) -> None:
-        from models.shared_tokenizer import tokenizer_file
+    def __init__(self, folder: Path, max_length: int) -> None:
+        from models.piece_tokenizer import piece_tokenizer
 
-        self.tokenizer = tokenizer_file(path)  # shared with the reader's FastTokenizer: truncated here per call
+        self.pieces = piece_tokenizer(folder)  # shared with the reader's FastTokenizer
         self.max_length = max_length
-        pad = self.tokenizer.token_to_id("<pad>")
-        self.pad_token_id = 1 if pad is None else int(pad)
+        self.pad_token_id = self.pieces.specials.pad
 
     def __call__(self, texts: list[str], truncation: bool, max_length: int, add_special_tokens: bool
                  ) -> dict[str, list[list[int]]]:
         if not truncation or max_length != self.max_length:
             raise ValueError(f"this tokenizer truncates at {self.max_length} tokens, not at {max_length}")
-        return {"input_ids": [self._truncated(encoding, add_special_tokens).ids
-                              for encoding in self.tokenizer.encode_batch(texts, add_special_tokens=False)]}
-
-    def _truncated(self, encoding: Any, add_special_tokens: bool) -> Any:
-        """What the tokenizer gives with truncation set at max_length: the text's tokens cut to the room the
-        special tokens leave, then the special tokens added."""
+        ids = self.pieces.encode_ids(texts)
         if not add_special_tokens:
-            encoding.truncate(self.max_length)
-            return encoding
-        encoding.truncate(self.max_length - self.tokenizer.num_special_tokens_to_add(False))
-        return self.tokenizer.post_process(encoding, None, True)
+            return {"input_ids": [row[:max_length] for row in ids]}
+        room = max_length - self.pieces.specials.SINGLE_EXTRA
+        return {"input_ids": [self.pieces.specials.single(row[:room]) for row in ids]}
 
 
 class OnnxRunner:

@@ -15,7 +15,6 @@ import threading
 import types
 import weakref
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 ENCODERS = ("_encode_plus", "_batch_encode_plus")
@@ -57,25 +56,3 @@ def share_between_threads(tokenizer: Any) -> Any:
         if hasattr(type(tokenizer), name) and getattr(bound, "__func__", None) is not in_turn:
             setattr(tokenizer, name, types.MethodType(in_turn, tokenizer))
     return tokenizer
-
-
-_FILES: dict[str, Any] = {}
-_FILES_LOCK = threading.Lock()
-
-
-def tokenizer_file(path: Path) -> Any:
-    """The `tokenizers.Tokenizer` of a tokenizer.json, read once per process: the embedder's FolderTokenizer and
-    the reader's FastTokenizer wrap the same file, and e5-small's 250k-piece file is slow to read and large in
-    memory. It is left without truncation or padding: each wrapper truncates per call, on the encoding, so the
-    instance is never changed after it is read and threads may share it."""
-    key = str(Path(path).resolve())
-    with _FILES_LOCK:
-        found = _FILES.get(key)
-        if found is None:
-            from tokenizers import Tokenizer
-
-            found = Tokenizer.from_file(key)
-            found.no_truncation()
-            found.no_padding()
-            _FILES[key] = found
-        return found

@@ -103,11 +103,11 @@ def test_graphs_are_cached_beside_the_rebuild() -> None:
 
 
 def test_folder_tokenizer_gives_the_transformers_ids(torch_e5) -> None:
-    """The runner's tokenizer.json tokenizer and the SentenceTransformer's agree, truncation at 512 included."""
+    """The runner's word pieces and the SentenceTransformer's tokenizer agree, truncation at 512 included."""
     from models.onnx_embedder import FolderTokenizer
 
     texts = ["query: " + t for t in MIXED] + ["passage: " + t for t in _real_passages(16)] + ["  two  spaces  "]
-    tokenizer = FolderTokenizer(ensure_rebuilt_e5_small() / "tokenizer.json", 512)
+    tokenizer = FolderTokenizer(ensure_rebuilt_e5_small(), 512)
     ours = tokenizer(texts, truncation=True, max_length=512, add_special_tokens=True)["input_ids"]
     theirs = torch_e5.model.tokenizer(texts, truncation=True, max_length=512, add_special_tokens=True)["input_ids"]
     assert ours == theirs and max(map(len, ours)) == 512
