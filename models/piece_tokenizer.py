@@ -21,12 +21,14 @@ import re
 import struct
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-PIECE_MODEL = "sentencepiece.model"
-"""The file written beside tokenizer.json."""
+PIECE_FOLDER = "sentencepiece"
+"""The folder written beside tokenizer.json: the model (MODEL_FILE) and its special tokens (SPECIALS_FILE), read
+without parsing the large tokenizer.json again."""
+MODEL_FILE, SPECIALS_FILE = "pieces.model", "specials.json"
 
 SPACE = "\u2581"
 WHITE_SPACE = frozenset("\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
@@ -114,8 +116,9 @@ def read_specials(path: Path, spec: dict[str, Any]) -> Specials:
 
 
 def write_piece_model(tokenizer_json: Path, out: Path) -> None:
-    """Write tokenizer.json's Unigram pieces, scores and normalizer as a sentencepiece model (a protobuf written
-    field by field: sentencepiece's own generated module needs a newer protobuf than the graph tools pin)."""
+    """Write tokenizer.json's Unigram pieces, scores and normalizer into the folder `out` as a sentencepiece model
+    (a protobuf written field by field: sentencepiece's own generated module needs a newer protobuf than the graph
+    tools pin), and its special tokens beside it."""
     spec = json.loads(tokenizer_json.read_text(encoding="utf-8"))
     model, normalizer = spec.get("model") or {}, spec.get("normalizer") or {}
     if model.get("type") != "Unigram" or model.get("byte_fallback"):
@@ -138,15 +141,18 @@ def write_piece_model(tokenizer_json: Path, out: Path) -> None:
     trainer = (_number(3, 1) + _number(4, len(pieces)) + _number(40, unk) + _number(41, none) + _number(42, none)
                + _number(43, none) + _bytes(45, model["vocab"][unk][0].encode()))
     charsmap = base64.b64decode(normalizer["precompiled_charsmap"])
-    out.write_bytes(b"".join(pieces) + _bytes(2, trainer) + _bytes(3, _normalizer_spec(charsmap, normalize=True)))
+    out.mkdir()
+    (out / MODEL_FILE).write_bytes(b"".join(pieces) + _bytes(2, trainer)
+                                   + _bytes(3, _normalizer_spec(charsmap, normalize=True)))
+    (out / SPECIALS_FILE).write_text(json.dumps(asdict(specials), ensure_ascii=False), encoding="utf-8")
 
 
 def ensure_piece_model(folder: Path) -> Path:
-    """The sentencepiece model beside `folder`/tokenizer.json, written on first use."""
+    """The sentencepiece folder beside `folder`/tokenizer.json, written on first use."""
     from models.onnx_embedder import build_atomically
 
-    path = folder / PIECE_MODEL
-    if not path.is_file():
+    path = folder / PIECE_FOLDER
+    if not (path / SPECIALS_FILE).is_file():
         build_atomically(path, lambda staging: write_piece_model(folder / "tokenizer.json", staging))
     return path
 
@@ -167,9 +173,9 @@ class PieceTokenizer:
     def __init__(self, folder: Path) -> None:
         import sentencepiece
 
-        proto = ensure_piece_model(folder).read_bytes()
-        self.specials = read_specials(folder / "tokenizer.json",
-                                      json.loads((folder / "tokenizer.json").read_text(encoding="utf-8")))
+        written = ensure_piece_model(folder)
+        proto = (written / MODEL_FILE).read_bytes()
+        self.specials = Specials(**json.loads((written / SPECIALS_FILE).read_text(encoding="utf-8")))
         self._normalizer = sentencepiece.SentencePieceNormalizer(model_proto=proto)
         self._segmenter = sentencepiece.SentencePieceProcessor(model_proto=proto + _IDENTITY)
         literals = sorted(self.specials.literals, key=len, reverse=True)

