@@ -42,7 +42,6 @@ import logging
 import os
 import shutil
 import sys
-import tempfile
 import threading
 import warnings
 from collections.abc import Sequence
@@ -50,6 +49,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from models.paths import build_atomically
 
 logger = logging.getLogger(__name__)
 ONNX_FORMAT = 2  # bump when the exported graph or the quantization recipe changes, so old caches are not reused
@@ -156,18 +157,6 @@ def quantize_int8(source: Path, target: Path) -> None:
     keep = [n.name for n in graph.node if n.op_type == "MatMul" and any(p in n.name for p in _FP32_MATMULS)]
     quantize_dynamic(str(source), str(target), op_types_to_quantize=["MatMul"], per_channel=True,
                      weight_type=QuantType.QInt8, nodes_to_exclude=keep)
-
-
-def build_atomically(final: Path, build: Any) -> None:
-    """Run `build(path)` into a staging folder beside `final`, then rename it into place: a reader never sees a
-    half-written file, and a failed build leaves nothing."""
-    staging = Path(tempfile.mkdtemp(prefix=f".{final.name}.building-", dir=final.parent))
-    try:
-        build(staging / final.name)
-        os.replace(staging / final.name, final)
-    finally:
-        with contextlib.suppress(OSError):
-            shutil.rmtree(staging)
 
 
 def remove_older_formats(rebuilt: Path) -> None:

@@ -149,7 +149,7 @@ def write_piece_model(tokenizer_json: Path, out: Path) -> None:
 
 def ensure_piece_model(folder: Path) -> Path:
     """The sentencepiece folder beside `folder`/tokenizer.json, written on first use."""
-    from models.onnx_embedder import build_atomically
+    from models.paths import build_atomically
 
     path = folder / PIECE_FOLDER
     if not (path / SPECIALS_FILE).is_file():
@@ -180,6 +180,7 @@ class PieceTokenizer:
         self._segmenter = sentencepiece.SentencePieceProcessor(model_proto=proto + _IDENTITY)
         literals = sorted(self.specials.literals, key=len, reverse=True)
         self._literal = re.compile("|".join(map(re.escape, literals))) if literals else None
+        self._lengths: dict[int, int] = {}  # a piece's length in characters, as met
 
     def __len__(self) -> int:
         return int(self._segmenter.get_piece_size())
@@ -210,15 +211,30 @@ class PieceTokenizer:
                 offsets.append((start, start + len(segment)))
                 continue
             words, starts = self._words(segment)
-            for (word, at), encoded in zip(words, self._segment([w for w, _ in words]), strict=True):
-                for piece in encoded.pieces:
-                    a, b = _chars(word, piece.begin), _chars(word, piece.end)
+            rows = self._segmenter.encode([w for w, _ in words]) if words else []
+            for (word, at), row in zip(words, rows, strict=True):
+                for piece, a, b in self._spans(word, row):
                     if word[a] == SPACE:  # the prepended "▁" stands where its word's first character does
                         a = a + 1 if a + 1 < len(word) else a
                         b = max(b, a + 1)
-                    ids.append(int(piece.id))
+                    ids.append(piece)
                     offsets.append((start + starts[at + a], start + starts[at + b - 1] + 1))
         return Pieces(ids, offsets)
+
+    def _spans(self, word: str, row: list[int]) -> list[tuple[int, int, int]]:
+        """(id, start, end) of a word's pieces, in the word's characters: the pieces spell the word, so their
+        lengths place them; an unknown run's length is read from sentencepiece's own spans."""
+        if self.specials.unk in row:
+            return [(int(p.id), _chars(word, p.begin), _chars(word, p.end))
+                    for p in self._segmenter.encode(word, return_type="proto").pieces]
+        spans, at = [], 0
+        for piece in row:
+            length = self._lengths.get(piece)
+            if length is None:
+                length = self._lengths[piece] = len(self.id_to_piece(piece))
+            spans.append((piece, at, at + length))
+            at += length
+        return spans
 
     def encode_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """The piece ids of many texts, segmented in one call."""
@@ -261,9 +277,6 @@ class PieceTokenizer:
         cut = [i for i, c in enumerate(normalized) if c == SPACE or c in WHITE_SPACE] + [len(normalized)]
         words = [(SPACE + normalized[a + 1:b], a) for a, b in zip(cut, cut[1:], strict=False) if b - a > 1]
         return words, list(starts)
-
-    def _segment(self, words: list[str]) -> list[Any]:
-        return self._segmenter.encode(words, return_type="proto") if words else []
 
 
 def _chars(word: str, byte: int) -> int:

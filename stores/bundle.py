@@ -538,6 +538,11 @@ def _try_flock(fd: int) -> bool:
     return True
 
 
+def embedder_of(path: str | Path) -> str:
+    """The name of the embedder a bundle was built with, read from its manifest alone."""
+    return str(_read_manifest(Path(path))["settings"]["embedder"])
+
+
 def _read_manifest(path: Path) -> dict[str, Any]:
     if not path.exists():
         raise BundleError(f"no index at {path}; build one with `cragraph index PATH... --index {path}`")

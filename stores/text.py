@@ -15,6 +15,7 @@ import re
 import unicodedata
 from collections import Counter
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from stores.chinese_script import simplified
@@ -69,10 +70,42 @@ def script_of(text: str) -> str | None:
 
 
 @cache
-def _identifier() -> Any:
-    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+def language_identifier() -> Any:
+    """py3langid's identifier, its model read from an uncompressed copy in the user's cache, written on first use:
+    decompressing the packaged LZMA file took most of the identifier's start. A py3langid whose model has another
+    layout is read its own way."""
+    from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
 
-    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    try:
+        import numpy as np
+        from py3langid.modelio import _to_array
+
+        with np.load(_unpacked(MODEL_DIR / MODEL_FILE)) as data:
+            return LanguageIdentifier(np.asarray(data["ptc"]), np.asarray(data["pc"]), data["classes"].tolist(),
+                                      _to_array(data["nextmove"]), data["out_feat"].tolist(), norm_probs=True,
+                                      tk_row=_to_array(data["nextmove_row"]))
+    except (ImportError, KeyError, OSError, ValueError):
+        return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+
+
+def _unpacked(packed: Path) -> Path:
+    """The LZMA-packed model decompressed into the cache, named by the packed file's size and time."""
+    import lzma
+    import shutil
+
+    from models.paths import build_atomically, models_cache_dir
+
+    stat = packed.stat()
+    path = models_cache_dir() / f"py3langid-{stat.st_size}-{stat.st_mtime_ns}.npz"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+        def unpack(staging: Path) -> None:
+            with lzma.open(packed) as source, staging.open("wb") as target:
+                shutil.copyfileobj(source, target, length=1 << 20)
+
+        build_atomically(path, unpack)
+    return path
 
 
 def _script_counts(text: str) -> dict[str, int]:
@@ -128,7 +161,7 @@ def detect_language(text: str) -> str:
     default = _script_default(sample, counts)
     if letters < SHORT_TEXT_LETTERS and default:
         return default
-    language, confidence = _identifier().classify(simplified(sample))  # it knows Chinese mostly in simplified
+    language, confidence = language_identifier().classify(simplified(sample))  # it knows Chinese mostly in simplified
     if confidence < MIN_CONFIDENCE and default:
         return default
     return normalize_language(language)

@@ -171,6 +171,7 @@ def run_ask(args: argparse.Namespace) -> int:
         questions += [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
     if not questions and not from_stdin:
         raise ValueError("no question given: pass a question, --file FILE, or - to read questions from stdin")
+    _warm(args)
     context = build_context(args)
     _require_index(context)
     filters = parse_filters(args.filter)
@@ -191,6 +192,16 @@ def run_ask(args: argparse.Namespace) -> int:
             print_result({"question": question, **result} if args.json else result, args)
             sys.stdout.flush()  # a reader at the other end of a pipe gets each answer as it is made
     return 0
+
+
+def _warm(args: argparse.Namespace) -> None:
+    """Open the run's models on a second thread while this one imports the graph (cragraph/cli/warm.py)."""
+    from cragraph.cli.options import DEFAULT_INDEX
+    from cragraph.cli.warm import warm_in_background
+
+    index = Path(args.index or DEFAULT_INDEX)
+    if getattr(args, "backend", None) != "milvus" and index.is_dir():
+        warm_in_background(index)
 
 
 SAMPLE_INDEX = Path(".cragraph") / "sample"  # where `make demo` indexes the bundled sample (the README's examples)

@@ -59,7 +59,7 @@ def ensure_graph(weights: Path, config: dict[str, Any], arrays: dict[str, np.nda
     is imported only then)."""
     from filelock import FileLock
 
-    from models.onnx_embedder import build_atomically
+    from models.paths import build_atomically
 
     folder = graph_folder(config, arrays)
     target = folder / GRAPH_FILE

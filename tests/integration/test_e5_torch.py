@@ -52,7 +52,7 @@ def test_the_same_ids_and_hidden_states_bit_for_bit(sentence_transformers_e5, qu
 
 def test_the_tokenizer_answers_the_readers_and_evaluators_calls_as_transformers_does(sentence_transformers_e5):
     theirs, ours = sentence_transformers_e5[0].tokenizer, light_e5(True).tokenizer
-    long_text = " ".join(TEXTS) * 40  # past 512 pieces: truncation (not one letter repeated: see models/piece_tokenizer)
+    long_text = " ".join(TEXTS) * 40  # past 512 pieces (not one letter repeated: see models/piece_tokenizer.py)
     texts = [*TEXTS, "", "  two  spaces  ", "Ｆｕｌｌ ｗｉｄｔｈ and e\u0301 accents", long_text, "词" * 700]
     for text in texts:
         for kwargs in ({}, {"add_special_tokens": False}, {"add_special_tokens": False, "truncation": True,

@@ -135,3 +135,21 @@ def test_each_table_row_is_a_sentence_of_its_own() -> None:
     text = "Stations:\n| Station | Opened |\n|---|---|\n| Tarn | 1901 |\n| Wick | 1902 |\nAll are open."
     assert [text[s:e] for s, e in sentence_spans(text, "en")] == [
         "Stations:", "| Station | Opened |", "|---|---|", "| Tarn | 1901 |", "| Wick | 1902 |", "All are open."]
+
+
+def test_the_unpacked_language_model_classifies_as_py3langids_own(tmp_path, monkeypatch):
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    from stores import text
+
+    monkeypatch.setenv("CRAGRAPH_CACHE_DIR", str(tmp_path))
+    text.language_identifier.cache_clear()
+    try:
+        ours = text.language_identifier()
+        assert list((tmp_path / "models").glob("py3langid-*.npz"))  # read from the unpacked copy, not the fallback
+    finally:
+        text.language_identifier.cache_clear()
+    theirs = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    for sample in ("Who founded the Radium Institute?", "Кто руководил проектом?", "禾丰电器现任总经理毕业于哪所大学",
+                   "Der Fluss fließt durch die Stadt.", "x"):
+        assert ours.classify(sample) == theirs.classify(sample)
