@@ -1,3 +1,3 @@
-from cragraph.cli.main import main
+from cragraph.cli.main import entry
 
-raise SystemExit(main())
+entry()

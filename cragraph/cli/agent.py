@@ -155,6 +155,7 @@ def set_values(items: list[str]) -> dict[str, Any]:
 
 
 def run_ask(args: argparse.Namespace) -> int:
+    from cragraph.cli.leave import end_quickly
     from cragraph.cli.options import parse_filters
 
     from_stdin = STDIN in args.question
@@ -172,6 +173,7 @@ def run_ask(args: argparse.Namespace) -> int:
     if not questions and not from_stdin:
         raise ValueError("no question given: pass a question, --file FILE, or - to read questions from stdin")
     _warm(args)
+    end_quickly()  # an ask writes nothing its process must close (cragraph/cli/leave.py)
     context = build_context(args)
     _require_index(context)
     filters = parse_filters(args.filter)

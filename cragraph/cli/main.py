@@ -42,6 +42,14 @@ def main(argv: list[str] | None = None) -> int:
     return run_command(_parser(), argv)
 
 
+def entry() -> None:
+    """The process's entry (the `cragraph` script, `python -m cragraph`): main, then the end cragraph/cli/leave.py
+    chooses."""
+    from cragraph.cli.leave import leave
+
+    leave(main())
+
+
 def run_command(parser: argparse.ArgumentParser, argv: list[str] | None = None) -> int:
     """Parse `argv` (default: the process's arguments) with `parser` and run the command it names; a mistake a user
     can mend prints one line. The lab's command line (`python -m cragraph_lab`) runs its own parser through this."""

@@ -58,7 +58,7 @@ def test_the_wheel_holds_the_product_and_no_lab_module(wheel: Path) -> None:
                    "rag/reader/weights/config.json", "evaluators/weights/MODEL_CARD.md"):
         assert needed in names, needed
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-    assert "cragraph = cragraph.cli.main:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "cragraph = cragraph.cli.main:entry" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
 @pytest.mark.integration
