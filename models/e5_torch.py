@@ -5,8 +5,8 @@ Why: a cold `cragraph ask` spent most of its time importing sentence-transformer
 already give. What the question still needs from the torch model is the reader's int8 bottom layers (the states
 it was trained on) and, for the embedded evaluator, the tokenizer and the input word-piece table. This module
 builds the same BertModel (the same module names, so the same weights, the same int8 quantization by name, the
-same scaled-dot-product attention) from the rebuilt folder's model.safetensors, and the folder's tokenizer.json
-through the `tokenizers` library (FastTokenizer). tests/integration/test_e5_torch.py checks the ids, offsets,
+same scaled-dot-product attention) from the rebuilt folder's model.safetensors, and the folder's word pieces
+(FastTokenizer, models/piece_tokenizer.py). tests/integration/test_e5_torch.py checks the ids, offsets,
 hidden states and the reader's scores against the sentence-transformers model and its tokenizer.
 
 Only the packaged e5-small goes this way (a BERT of the shape its config.json gives); other embedders, and the

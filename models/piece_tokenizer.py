@@ -35,6 +35,7 @@ WHITE_SPACE = frozenset("\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004
                         "\u2028\u2029\u202f\u205f\u3000")
 """Unicode's White_Space characters: `tokenizers` splits words at them after normalizing, where the normalizer
 leaves one (NEL) standing."""
+_CUT = re.compile("[" + re.escape(SPACE + "".join(sorted(WHITE_SPACE))) + "]")
 _NORMAL, _UNKNOWN, _USER_DEFINED = 1, 2, 4  # sentencepiece's piece types (sentencepiece_model.proto)
 
 
@@ -211,7 +212,7 @@ class PieceTokenizer:
                 offsets.append((start, start + len(segment)))
                 continue
             words, starts = self._words(segment)
-            rows = self._segmenter.encode([w for w, _ in words]) if words else []
+            rows = [self._segmenter.encode(word) for word, _ in words]  # one call a word: batches start threads
             for (word, at), row in zip(words, rows, strict=True):
                 for piece, a, b in self._spans(word, row):
                     if word[a] == SPACE:  # the prepended "▁" stands where its word's first character does
@@ -274,7 +275,7 @@ class PieceTokenizer:
         each normalized character's original character starts (a character normalized into several, like "℃"
         into "°C", stands for each of them; one composed of several stands where the first of them does)."""
         normalized, starts = self._normalizer.normalize(text, with_offsets=True)
-        cut = [i for i, c in enumerate(normalized) if c == SPACE or c in WHITE_SPACE] + [len(normalized)]
+        cut = [found.start() for found in _CUT.finditer(normalized)] + [len(normalized)]
         words = [(SPACE + normalized[a + 1:b], a) for a, b in zip(cut, cut[1:], strict=False) if b - a > 1]
         return words, list(starts)
 
