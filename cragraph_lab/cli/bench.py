@@ -3,6 +3,7 @@
     ask-latency --index DIR --file QUESTIONS                    per-stage latency of the agent (ask_latency.py)
     cold-ask --checkout A --checkout B --index I                 cold `cragraph ask` side by side (cold_ask.py)
     reader-runtimes                                             the reader's graph vs torch (reader_runtimes.py)
+    word-pieces                                                 sentencepiece vs tokenizers (word_pieces.py)
     bm25-speed --chunks 100000 --out FILE                       BM25Index vs rank-bm25 (bm25_speed.py)
     semantic-calibration RESULTS.jsonl ...                      SemMatch thresholds (semantic_match.py)
     training-data                                               the evaluator's data folders (training_data.py)
@@ -60,6 +61,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     runtimes.add_argument("--per-set", type=int, default=50, help="cases from each of the four training sets")
     runtimes.add_argument("--out", type=Path, default=None, help="JSON report path")
     runtimes.set_defaults(run=_reader_runtimes)
+
+    words = benches.add_parser("word-pieces", help="e5-small's word pieces through sentencepiece against tokenizers "
+                                                   "on the shared benchmark data: ids, offsets, speed")
+    words.add_argument("--per-file", type=int, default=4000, help="texts from each data file (default: %(default)s)")
+    words.add_argument("--out", type=Path, default=None, help="JSON report path")
+    words.set_defaults(run=_word_pieces)
 
     bm25 = benches.add_parser(
         "bm25-speed", help="BM25 query speed at scale: BM25Index vs rank-bm25's BM25Okapi over the same tokens",
@@ -272,6 +279,19 @@ def _reader_runtimes(args: argparse.Namespace) -> int:
     from cragraph_lab.reader_runtimes import compare, markdown
 
     result = compare(args.per_set)
+    print(markdown(result))
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+def _word_pieces(args: argparse.Namespace) -> int:
+    import json
+
+    from cragraph_lab.word_pieces import compare, markdown
+
+    result = compare(args.per_file)
     print(markdown(result))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
