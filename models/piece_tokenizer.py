@@ -172,7 +172,11 @@ class PieceTokenizer:
     """A tokenizer.json's pieces through sentencepiece (see the module docstring). Its calls are thread-safe."""
 
     def __init__(self, folder: Path) -> None:
-        import sentencepiece
+        try:
+            import sentencepiece
+        except ImportError as error:
+            raise FileNotFoundError("package 'sentencepiece' is not installed (pip install 'sentencepiece>=0.2'); "
+                                    "e5-small's word pieces are read with it") from error
 
         written = ensure_piece_model(folder)
         proto = (written / MODEL_FILE).read_bytes()

@@ -4,6 +4,7 @@ out, characters the normalizer expands, composes or drops, whitespace the normal
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -71,3 +72,11 @@ def test_another_tokenizer_shape_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="not an e5 .XLM-R. style tokenizer"):
         write_piece_model(wordpiece, tmp_path / PIECE_FOLDER)
     assert not (tmp_path / PIECE_FOLDER).exists()
+
+
+def test_a_missing_sentencepiece_names_the_package(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from models.piece_tokenizer import PieceTokenizer
+
+    monkeypatch.setitem(sys.modules, "sentencepiece", None)
+    with pytest.raises(FileNotFoundError, match="pip install 'sentencepiece"):
+        PieceTokenizer(folder)
