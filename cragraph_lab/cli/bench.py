@@ -52,7 +52,8 @@ def register(commands: argparse._SubParsersAction) -> None:
                       help="a cragraph source tree to run `python -m cragraph ask` in (repeatable)")
     cold.add_argument("--index", type=Path, required=True, help="the index to ask over (e.g. .cragraph/sample)")
     cold.add_argument("--runs", type=int, default=5, help="runs per checkout after one warm-up (default: %(default)s)")
-    cold.add_argument("--question", default="Who founded the Radium Institute?")
+    cold.add_argument("--question", default="Who was the first director of the institute where Lev Landau headed the "
+                                            "theoretical department?", help="the README's first question (default)")
     cold.add_argument("--out", type=Path, default=None, help="JSON report path")
     cold.set_defaults(run=_cold_ask)
 
