@@ -198,12 +198,15 @@ def run_ask(args: argparse.Namespace) -> int:
 
 def _warm(args: argparse.Namespace) -> None:
     """Open the run's models on a second thread while this one imports the graph (cragraph/cli/warm.py)."""
-    from cragraph.cli.options import DEFAULT_INDEX
+    from cragraph.cli.options import index_location
     from cragraph.cli.warm import warm_in_background
 
-    index = Path(args.index or DEFAULT_INDEX)
-    if getattr(args, "backend", None) != "milvus" and index.is_dir():
-        warm_in_background(index)
+    try:
+        backend, location = index_location(getattr(args, "backend", None), getattr(args, "uri", None), args.index)
+    except ValueError:  # build_context says what is wrong with the options
+        return
+    if backend == "bundle" and Path(location).is_dir():
+        warm_in_background(location)
 
 
 SAMPLE_INDEX = Path(".cragraph") / "sample"  # where `make demo` indexes the bundled sample (the README's examples)
