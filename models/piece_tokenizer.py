@@ -242,22 +242,31 @@ class PieceTokenizer:
         return spans
 
     def encode_ids(self, texts: Sequence[str]) -> list[list[int]]:
-        """The piece ids of many texts, segmented in one call."""
-        plans: list[list[int | tuple[int, int]]] = []
+        """The piece ids of many texts, their words segmented in one call."""
         words: list[str] = []
+        plans: list[list[int | range]] = []  # per text: a literal's id, or the range of its words in `words`
         for text in texts:
-            plan: list[int | tuple[int, int]] = []
+            plan: list[int | range] = []
             for _, segment, literal in self._segments(text):
                 if literal is not None:
                     plan.append(literal)
-                else:
-                    found = self._words(segment)[0]
-                    plan.append((len(words), len(words) + len(found)))
-                    words.extend(word for word, _ in found)
+                    continue
+                found = [word for word, _ in self._words(segment)[0]]
+                plan.append(range(len(words), len(words) + len(found)))
+                words += found
             plans.append(plan)
         segmented = self._segmenter.encode(words) if words else []
-        return [[i for step in plan for i in ([step] if isinstance(step, int) else
-                                              [p for w in range(*step) for p in segmented[w]])] for plan in plans]
+        rows = []
+        for plan in plans:
+            row: list[int] = []
+            for step in plan:
+                if isinstance(step, int):
+                    row.append(step)
+                else:
+                    for word in step:
+                        row += segmented[word]
+            rows.append(row)
+        return rows
 
     def _segments(self, text: str) -> list[tuple[int, str, int | None]]:
         """The text cut at special-token literals: (start, text, the literal's id or None)."""
@@ -281,7 +290,7 @@ class PieceTokenizer:
         normalized, starts = self._normalizer.normalize(text, with_offsets=True)
         cut = [found.start() for found in _CUT.finditer(normalized)] + [len(normalized)]
         words = [(SPACE + normalized[a + 1:b], a) for a, b in zip(cut, cut[1:], strict=False) if b - a > 1]
-        return words, list(starts)
+        return words, starts
 
 
 def _chars(word: str, byte: int) -> int:

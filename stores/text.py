@@ -12,6 +12,7 @@ sentence ends), which keeps pysbd, whose cost grows faster than linearly, quick 
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from collections import Counter
 from functools import cache
@@ -69,9 +70,19 @@ def script_of(text: str) -> str | None:
     return counts.most_common(1)[0][0] if counts else None
 
 
-@cache
+_identifier_lock = threading.Lock()
+
+
 def language_identifier() -> Any:
-    """py3langid's identifier, its model read from an uncompressed copy in the user's cache, written on first use:
+    """py3langid's identifier, read once per process; a second caller (a cold ask's warm-up thread and its run)
+    waits for the first instead of reading it again."""
+    with _identifier_lock:
+        return _read_identifier()
+
+
+@cache
+def _read_identifier() -> Any:
+    """The identifier, its model read from an uncompressed copy in the user's cache, written on first use:
     decompressing the packaged LZMA file took most of the identifier's start. A py3langid whose model has another
     layout is read its own way."""
     from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier

@@ -253,6 +253,15 @@ def _print_help(parser: argparse.ArgumentParser) -> int:
     return 2
 
 
+def _save(result: dict, out: Path | None) -> None:
+    """A bench's report as JSON at `out` (--out), when one is given."""
+    import json
+
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
 def _ask_latency(args: argparse.Namespace) -> int:
     from cragraph_lab.ask_latency import latency_report, measure_stage_latencies, read_questions
 
@@ -262,46 +271,36 @@ def _ask_latency(args: argparse.Namespace) -> int:
 
 
 def _cold_ask(args: argparse.Namespace) -> int:
-    import json
 
     from cragraph_lab.cold_ask import markdown, measure, resolve
 
     result = measure(resolve(args.checkout), args.index.resolve(), args.runs, args.question)  # asked from each checkout
     print(markdown(result))
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    _save(result, args.out)
     return 0
 
 
 def _reader_runtimes(args: argparse.Namespace) -> int:
-    import json
 
     from cragraph_lab.reader_runtimes import compare, markdown
 
     result = compare(args.per_set)
     print(markdown(result))
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    _save(result, args.out)
     return 0
 
 
 def _word_pieces(args: argparse.Namespace) -> int:
-    import json
 
     from cragraph_lab.word_pieces import compare, markdown
 
     result = compare(args.per_file)
     print(markdown(result))
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    _save(result, args.out)
     return 0
 
 
 def _embed_speed(args: argparse.Namespace) -> int:
-    import json
     import os
 
     from cragraph_lab.embed_speed import DEFAULT_DATASET, format_table, measure, read_passages
@@ -320,9 +319,7 @@ def _embed_speed(args: argparse.Namespace) -> int:
     result = measure(read_passages(dataset, args.chunks), backends, args.repeats, args.batch_size)
     result["dataset"] = str(dataset)
     print(format_table(result))
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    _save(result, args.out)
     return 0
 
 
@@ -336,7 +333,6 @@ def _skeleton_speed(args: argparse.Namespace) -> int:
 
 
 def _scale(args: argparse.Namespace) -> int:
-    import json
 
     from cragraph_lab.scale import markdown, run
 
@@ -345,9 +341,7 @@ def _scale(args: argparse.Namespace) -> int:
         raise ValueError(f"--sizes needs positive chunk counts, got {args.sizes!r}")
 
     def save(report: dict) -> None:
-        if args.out:
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        _save(report, args.out)
 
     if args.workdir:
         args.workdir.mkdir(parents=True, exist_ok=True)

@@ -143,12 +143,12 @@ def test_the_unpacked_language_model_classifies_as_py3langids_own(tmp_path, monk
     from stores import text
 
     monkeypatch.setenv("CRAGRAPH_CACHE_DIR", str(tmp_path))
-    text.language_identifier.cache_clear()
+    text._read_identifier.cache_clear()
     try:
         ours = text.language_identifier()
         assert list((tmp_path / "models").glob("py3langid-*.npz"))  # read from the unpacked copy, not the fallback
     finally:
-        text.language_identifier.cache_clear()
+        text._read_identifier.cache_clear()
     theirs = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
     for sample in ("Who founded the Radium Institute?", "Кто руководил проектом?", "禾丰电器现任总经理毕业于哪所大学",
                    "Der Fluss fließt durch die Stadt.", "x"):

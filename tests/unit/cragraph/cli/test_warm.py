@@ -17,16 +17,16 @@ def test_the_warm_up_fills_the_caches_the_run_reads(tmp_path: Path, tiny_embedde
     from models.embedder import load_embedder
     from rag.reader import cache
     from rag.reader.cache import load_reader
+    from stores import text
     from stores.bundle import embedder_of
-    from stores.text import language_identifier
 
     index = build_tiny_index(tmp_path, tiny_embedder_dir)
     monkeypatch.setattr(embedder, "_cache", {})  # empty caches for this test; the others keep theirs
     monkeypatch.setattr(cache, "_readers", {})
-    language_identifier.cache_clear()
+    text._read_identifier.cache_clear()
     warm.warm_in_background(index).join(timeout=600)
     warmed = list(embedder._cache.values())
-    assert len(warmed) == 1 and len(cache._readers) == 1 and language_identifier.cache_info().currsize == 1
+    assert len(warmed) == 1 and len(cache._readers) == 1 and text._read_identifier.cache_info().currsize == 1
     assert load_embedder(embedder_of(index)) is warmed[0]  # what the run asks for is what was warmed
     assert load_reader() is next(iter(cache._readers.values()))
 
