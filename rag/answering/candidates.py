@@ -91,6 +91,7 @@ class Candidate:
     probability: float = 0.0
     items: list[str] = field(default_factory=list)  # a list answer's items (rag.answering.lists)
     listed: int = 0  # how many items its list had (more than `items` holds when it was cut)
+    list_form: str = ""  # "block" or "sentence" (rag.answering.lists.list_at)
 
     @property
     def text(self) -> str:

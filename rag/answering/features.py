@@ -13,9 +13,12 @@ answer is itself some other context page's entity (a bridge to read on from), ho
 passage and the context (the grade of the cited passage, the best grade, the best evidence sentence, the verdict),
 whether any context page is about something the question names, how many of the entities the question names no
 passage read names (a question about something the documents do not hold), and the route and language, which shift
-how far the rest can be trusted; for a question asking for several things, whether the candidate is a list and
-how long; and whether its passage is a section of a longer document rather than a page of its own (the grade, the
-verdict and a named page mean less there: the evaluator learned them on pages about one entity each).
+how far the rest can be trusted; for a question asking for several things, whether the candidate is a list, how
+long, whether the document laid it out (a bullet block, a table's column) or it was cut from a sentence (whose edges
+are a guess), and how many of its items echo the question's words (the towers of "which towers", 码头 of "哪些码头": a
+list of the asked kind, where a list of years or of the places beside the asked things does not); and whether its
+passage is a section of a longer document rather than a page of its own (the grade, the verdict and a named page
+mean less there: the evaluator learned them on pages about one entity each).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from rag.answering.candidates import (
     same_answer,
 )
 from rag.knowledge.passages import in_section
-from rag.reader.names import named_pages, root
+from rag.reader.names import named_pages, root, roots
 from rag.reader.rerank import question_type, span_type
 from rag.retrieval.enumeration import asks_for_several
 from stores.tokenize import tokenize
@@ -44,7 +47,7 @@ FEATURES = (
     "margin", "share", "rank", "hop_margin", "hop_share", "hop_rank", "agree", "support", "cover", "asked_cover",
     "rare_missing", "type_fit", "is_title", "led_to", "leads_on", "in_question", "log_length", "graded", "grade",
     "best_grade", "best_evidence", "verdict_correct", "verdict_incorrect", "named_page", "unnamed", "multihop", "ru",
-    "zh", "passages", "asks_list", "list_answer", "log_items", "in_section",
+    "zh", "passages", "asks_list", "list_answer", "log_items", "list_block", "items_echo", "in_section",
 )
 
 
@@ -70,6 +73,7 @@ def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str,
     relation = {root(t): weights[t] for t in sorted(asked - entity_terms)}
     asked_for = question_type(question)
     asks_list = asks_for_several(question)
+    asked_roots = {root(t) for t in asked}
     language = signals.get("language", "en")
     for candidate in candidates:
         read = candidate.read
@@ -118,6 +122,9 @@ def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str,
             "asks_list": float(asks_list),
             "list_answer": float(bool(candidate.items)),
             "log_items": math.log1p(len(candidate.items)),
+            "list_block": float(candidate.list_form == "block"),
+            "items_echo": sum(bool(roots(item) & asked_roots) for item in candidate.items) / len(candidate.items)
+            if candidate.items else 0.0,
             "in_section": float(in_section(candidate.passage)),
         }
 

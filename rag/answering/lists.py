@@ -42,14 +42,14 @@ def with_lists(candidates: Sequence[Candidate], section: Section) -> list[Candid
     items of one list reached from several candidates gathered on each."""
     expanded: list[Candidate] = []
     for candidate in candidates:
-        items = _items_for(candidate, section) if candidate.read.kind == "span" and not candidate.read.in_title \
-            else []
-        expanded.append(replace(candidate, items=items[:MAX_ITEMS], listed=len(items)) if len(items) > 1
-                        else candidate)
+        items, form = _list_for(candidate, section) if candidate.read.kind == "span" and not candidate.read.in_title \
+            else ([], "")
+        expanded.append(replace(candidate, items=items[:MAX_ITEMS], listed=len(items), list_form=form)
+                        if len(items) > 1 else candidate)
     return expanded
 
 
-def _items_for(candidate: Candidate, section: Section) -> list[str]:
+def _list_for(candidate: Candidate, section: Section) -> tuple[list[str], str]:
     text, offset = section(candidate.passage)
     span = candidate.read.text
     # the passage read may be a refined strip of the chunk (sentences left out), so its offsets need not hold in the
@@ -58,28 +58,31 @@ def _items_for(candidate: Candidate, section: Section) -> list[str]:
     if not found:
         text, found = candidate.passage.get("text") or "", [candidate.read.start]
     start = min(found, key=lambda f: abs(f - offset - candidate.read.start))
-    return items_at(text, start, start + len(span))
+    return list_at(text, start, start + len(span))
 
 
-def items_at(text: str, start: int, end: int) -> list[str]:
-    """The items of the list that the span text[start:end] belongs to or introduces; [] when it is in none."""
+def list_at(text: str, start: int, end: int) -> tuple[list[str], str]:
+    """The items of the list that the span text[start:end] belongs to or introduces ([] when it is in none), and the
+    list's form: "block" (bullet or numbered lines, a table's column: the document laid the list out) or "sentence"
+    (a coordination cut from running text, whose edges are a guess)."""
     lines = _lines(text)
     at = next((i for i, (s, e, _) in enumerate(lines) if s <= start < max(e, s + 1)), None)
     if at is None:
-        return []
+        return [], ""
     line = lines[at][2]
     if _LIST_LINE.match(line):
-        return _heads(_block(lines, at))
+        return _heads(_block(lines, at)), "block"
     if TABLE_ROW.match(line):
-        return _column(lines, at, start - lines[at][0])
+        return _column(lines, at, start - lines[at][0]), "block"
     following = next((i for i in range(at + 1, len(lines)) if lines[i][2].strip()), None)
     if following is not None and _introduces(line, start - lines[at][0]):
         if _LIST_LINE.match(lines[following][2]):
-            return _heads(_block(lines, following))
+            return _heads(_block(lines, following)), "block"
         if TABLE_ROW.match(lines[following][2]):  # "... the following centres:" over a table: its first column
-            return _column(lines, following, None)
-    return _coordinated(line, start - lines[at][0], end - lines[at][0]) or \
-        (_block_after_paragraph(lines, at) if _counts(text[start:end]) else [])
+            return _column(lines, following, None), "block"
+    if coordinated := _coordinated(line, start - lines[at][0], end - lines[at][0]):
+        return coordinated, "sentence"
+    return (_block_after_paragraph(lines, at), "block") if _counts(text[start:end]) else ([], "")
 
 
 def _counts(span: str) -> bool:

@@ -3,7 +3,7 @@
 import pytest
 
 from rag.answering.candidates import Candidate
-from rag.answering.lists import MAX_ITEMS, items_at, list_groups, listed_note, with_lists
+from rag.answering.lists import MAX_ITEMS, list_at, list_groups, listed_note, with_lists
 from rag.reader.types import ReaderAnswer
 from rag.retrieval.enumeration import asks_for_several
 
@@ -47,11 +47,11 @@ def test_a_question_asks_for_a_list_by_its_form(question: str, expected: bool) -
 
 @pytest.mark.parametrize("word", ["three", "Portico", "Tallyroll", "Loomwright"])
 def test_a_block_is_read_from_any_of_its_items_or_the_sentence_that_introduces_it(word: str) -> None:
-    assert items_at(MANUAL, *span(MANUAL, word)) == ["Portico", "Tallyroll", "Loomwright"]
+    assert list_at(MANUAL, *span(MANUAL, word)) == (["Portico", "Tallyroll", "Loomwright"], "block")
 
 
 def test_a_table_cell_gives_its_column_without_the_header() -> None:
-    assert items_at(MANUAL, *span(MANUAL, "Granthorpe")) == ["Esselby", "Granthorpe"]
+    assert list_at(MANUAL, *span(MANUAL, "Granthorpe")) == (["Esselby", "Granthorpe"], "block")
 
 
 @pytest.mark.parametrize("word", ["the following service centres", "Tallow Yard"])
@@ -59,7 +59,7 @@ def test_a_sentence_introducing_a_table_gives_its_first_column_and_outer_pipes_a
     text = ("The company runs the following service centres:\n\nCentre | Town | Head\n"
             "Tallow Yard | Esselby | Ann Rook\nWeir House | Granthorpe | Tom Vale\n\nThe end.")
     first_column = ["Tallow Yard", "Weir House"]
-    assert items_at(text, *span(text, word)) == first_column
+    assert list_at(text, *span(text, word))[0] == first_column
 
 
 @pytest.mark.parametrize(("text", "word", "expected"), [
@@ -71,11 +71,11 @@ def test_a_sentence_introducing_a_table_gives_its_first_column_and_outer_pipes_a
     ("集团常规水源包括翠屏水库、白沙湖和鹭溪水库。", "白沙湖", ["翠屏水库", "白沙湖", "鹭溪水库"]),
 ])
 def test_a_coordination_gives_its_members(text: str, word: str, expected: list[str]) -> None:
-    assert items_at(text, *span(text, word)) == expected
+    assert list_at(text, *span(text, word)) == (expected, "sentence")
 
 
 def test_a_span_in_no_list_gives_none() -> None:
-    assert items_at(MANUAL, *span(MANUAL, "Oona Bekessy")) == []
+    assert list_at(MANUAL, *span(MANUAL, "Oona Bekessy")) == ([], "")
 
 
 @pytest.mark.parametrize(("word", "expected"), [
@@ -86,7 +86,7 @@ def test_a_paragraph_right_before_a_table_introduces_it(word: str, expected: lis
     text = ("The union runs four plants under Ada Lind. All report to its board.\n\n| Plant | Opened |\n|---|---|\n"
             "| Tarn Creamery | 2011 |\n| Wick Mill | 2013 |\n")
     at = text.index(word)
-    assert items_at(text, at, at + len(word)) == expected
+    assert list_at(text, at, at + len(word))[0] == expected
 
 
 def test_a_candidate_pointing_into_a_list_becomes_the_list_read_from_its_whole_section() -> None:
