@@ -94,6 +94,17 @@ def test_a_section_of_a_longer_document_is_told_from_a_page_of_its_own():
     assert model_vector(candidates[1].features)[MODEL_FEATURES.index("in_section*first_hop")] == 1.0
 
 
+def test_a_list_says_whether_the_document_laid_it_out_and_how_many_items_echo_the_question():
+    section = {"id": "s", "title": "Ports", "text": "The company runs the Ouwan, Nanting and Qingyu piers."}
+    laid_out = _candidate("Ouwan Pier", "one_pass", section, section["text"])
+    laid_out.items, laid_out.list_form = ["Ouwan Pier", "Nanting Pier", "2019"], "block"
+    cut = _candidate("Ouwan", "per_passage", section, section["text"])
+    cut.items, cut.list_form = ["Ouwan", "Nanting"], "sentence"
+    featurize([laid_out, cut], "Which piers does the company run?", {"language": "en"}, [section], lambda t: 1.0)
+    assert [c.features["list_block"] for c in (laid_out, cut)] == [1.0, 0.0]
+    assert laid_out.features["items_echo"] == pytest.approx(2 / 3) and cut.features["items_echo"] == 0.0
+
+
 def test_the_best_candidate_is_chosen_and_a_rule_answer_meets_the_same_threshold(tmp_path):
     from rag.answering.decision import answers, choose
 
