@@ -1,24 +1,26 @@
 """The signals the decision reads, one vector per candidate, all computed by earlier stages or the readings.
 
-Why these: how a candidate was read and how sure the reader was of it (its span score over the no-answer score, its
-share among rival spans, its rank), how sure the previous hop was of the value that filled it, whether other
+Why these: how a candidate was read and how sure the reader was of it (its span score over the no-answer score,
+its share among rival spans, its rank), how sure the previous hop was of the value that filled it, whether other
 readings agree, how much of what the question asks (its terms weighted by rarity in the index) the candidate's
-sentences and page titles speak of, and how much of what it asks of the entities it names (its terms without theirs:
-"how long", "founded") the candidate's sentences speak of (a page that names the entity but not the asked fact is
-the shape of a question the corpus cannot answer), whether its kind fits what the question asks for (a year for
-"when", a number for "how many", a name for "who"), whether it is some page's title (an entity), whether its passage
-is about something the question names (a first hop) or about something only another passage names (a second hop),
-whether another reading answered with its page's entity (it was led there: a bridge question's second hop) or its
-answer is itself some other context page's entity (a bridge to read on from), how the CRAG evaluator graded its
-passage and the context (the grade of the cited passage, the best grade, the best evidence sentence, the verdict),
-whether any context page is about something the question names, how many of the entities the question names no
-passage read names (a question about something the documents do not hold), and the route and language, which shift
-how far the rest can be trusted; for a question asking for several things, whether the candidate is a list, how
-long, whether the document laid it out (a bullet block, a table's column) or it was cut from a sentence (whose edges
-are a guess), and how many of its items echo the question's words (the towers of "which towers", 码头 of "哪些码头": a
-list of the asked kind, where a list of years or of the places beside the asked things does not); and whether its
-passage is a section of a longer document rather than a page of its own (the grade, the verdict and a named page
-mean less there: the evaluator learned them on pages about one entity each).
+sentences and page titles speak of, and how much of what it asks of the entities it names (its terms without
+theirs: "how long", "founded") the candidate's sentences speak of (a page that names the entity but not the
+asked fact is the shape of a question the corpus cannot answer), whether its kind fits what the question asks
+for (a year for "when", a number for "how many", a name for "who"), whether it is some page's title (an entity),
+whether its passage is about something the question names (a first hop) or about something only another passage
+names (a second hop), whether another reading answered with its page's entity (it was led there: a bridge
+question's second hop) or its answer is itself some other context page's entity (a bridge to read on from),
+whether it is the value a plan's earlier hop found (the bridge of a multi-hop question: the way to its answer,
+not the answer), how the CRAG evaluator graded its passage and the context (the grade of the cited passage, the
+best grade, the best evidence sentence, the verdict), whether any context page is about something the question
+names, how many of the entities the question names no passage read names (a question about something the
+documents do not hold), and the route and language, which shift how far the rest can be trusted; for a question
+asking for several things, whether the candidate is a list, how long, whether the document laid it out (a bullet
+block, a table's column) or it was cut from a sentence (whose edges are a guess), and how many of its items echo
+the question's words (the towers of "which towers", 码头 of "哪些码头": a list of the asked kind, where a list of
+years or of the places beside the asked things does not); and whether its passage is a section of a longer
+document rather than a page of its own (the grade, the verdict and a named page mean less there: the evaluator
+learned them on pages about one entity each).
 """
 
 from __future__ import annotations
@@ -45,9 +47,10 @@ from stores.tokenize import tokenize
 FEATURES = (
     "one_pass", "hop_chain", "per_passage", "linked", "yes_no", "compared", "claim", "first_hop", "second_hop",
     "margin", "share", "rank", "hop_margin", "hop_share", "hop_rank", "agree", "support", "cover", "asked_cover",
-    "rare_missing", "type_fit", "is_title", "led_to", "leads_on", "in_question", "log_length", "graded", "grade",
-    "best_grade", "best_evidence", "verdict_correct", "verdict_incorrect", "named_page", "unnamed", "multihop", "ru",
-    "zh", "passages", "asks_list", "list_answer", "log_items", "list_block", "items_echo", "in_section",
+    "rare_missing", "type_fit", "is_title", "led_to", "leads_on", "hop_value", "in_question", "log_length",
+    "graded", "grade", "best_grade", "best_evidence", "verdict_correct", "verdict_incorrect", "named_page",
+    "unnamed", "multihop", "ru", "zh", "passages", "asks_list", "list_answer", "log_items", "list_block",
+    "items_echo", "in_section",
 )
 
 
@@ -66,6 +69,7 @@ def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str,
     texts = [normal(f"{p.get('title') or ''} {p['text']}") for p in context]
     titles = {normal(p.get("title") or "") for p in context} - {""}
     found = [(c.text, c.passage.get("id")) for c in candidates]
+    hop_values = {normal(hop["answer"]) for c in candidates for hop in c.chain[:-1]} - {""}
     named_page = float(any(named_by(p, asked) for p in context))
     # what the question asks of the entities it names: its terms without theirs ("how long", "the teacher ... born")
     entity_terms = {t for i in named_pages(question, [p.get("title") or "" for p in context])
@@ -105,6 +109,7 @@ def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str,
             "is_title": float(normal(candidate.text) in titles),
             "led_to": float(_led_to(candidate, found)),
             "leads_on": float(_leads_on(candidate, context)),
+            "hop_value": float(any(_one_value(candidate.text, value) for value in hop_values)),
             "in_question": float(bool(terms) and terms <= asked and read.kind == "span"),
             "log_length": math.log1p(len(candidate.text)),
             "graded": float(grade is not None),
@@ -168,6 +173,13 @@ def _leads_on(candidate: Candidate, context: Sequence[dict[str, Any]]) -> bool:
     own = candidate.passage.get("id")
     return candidate.read.kind == "span" and any(
         p.get("id") != own and names_same(p.get("title") or "", candidate.text) for p in context)
+
+
+def _one_value(text: str, value: str) -> bool:
+    """The same value in two wordings, neither a small part of the other ("Кордон" / "ЦОД «Кордон»", not "中心" /
+    "水质监测中心")."""
+    text = normal(text)
+    return same_answer(text, value) and 2 * min(len(text), len(value)) >= max(len(text), len(value))
 
 
 def _clip(value: float, bound: float = 3.0) -> float:

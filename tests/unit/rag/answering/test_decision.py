@@ -105,6 +105,19 @@ def test_a_list_says_whether_the_document_laid_it_out_and_how_many_items_echo_th
     assert laid_out.features["items_echo"] == pytest.approx(2 / 3) and cut.features["items_echo"] == 0.0
 
 
+def test_a_candidate_that_is_the_value_of_a_plans_earlier_hop_is_marked_as_the_bridge():
+    section = {"id": "s", "title": "Council", "text": "Ingrid Tolvaj chairs the council. She directs Wyvenham Lab."}
+    hop = {"question": "Who chairs the council?", "answer": "Ingrid Tolvaj", "passage": section}
+    chained = _candidate("Wyvenham Lab", "hop_chain", section, section["text"],
+                         chain=[hop, {"question": "Which lab does Ingrid Tolvaj direct?", "answer": "Wyvenham Lab",
+                                      "passage": section}])
+    bridge = _candidate("Ingrid Tolvaj", "one_pass", section, section["text"])
+    part = _candidate("Tolvaj family archive of the Ingrid Tolvaj estate", "per_passage", section, section["text"])
+    featurize([chained, bridge, part], "Which lab does the council's chair direct?", {"language": "en"}, [section],
+              lambda t: 1.0)
+    assert [c.features["hop_value"] for c in (chained, bridge, part)] == [0.0, 1.0, 0.0]
+
+
 def test_the_best_candidate_is_chosen_and_a_rule_answer_meets_the_same_threshold(tmp_path):
     from rag.answering.decision import answers, choose
 
