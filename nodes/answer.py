@@ -94,7 +94,7 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     gathered = gather(reader, state["question"], context, hops, language, pool, follow, entities)
     candidates = gathered.candidates
     if asks_for_several(state["question"]):
-        candidates = with_lists(candidates, _sections(state, runtime, settings), state["question"])
+        candidates = with_lists(candidates, _sections(state, runtime, settings))
     unnamed = [e for e in entities if not any(names_subject(e, p) for p in [*context, *pool])]
     unheld = _unheld([*gathered.unheld, *unnamed])
     if not candidates:

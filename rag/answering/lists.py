@@ -19,7 +19,6 @@ from dataclasses import replace
 from typing import Any
 
 from rag.answering.candidates import Candidate, normal
-from rag.reader.names import roots
 from stores.markdown_tables import TABLE_ROW, TABLE_RULE
 from stores.scripts import HAN
 
@@ -38,20 +37,19 @@ _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
 _MARKUP = re.compile(r"\*\*|__|`|\[(?P<label>[^\]]*)\]\([^)]*\)")
 
 
-def with_lists(candidates: Sequence[Candidate], section: Section, question: str) -> list[Candidate]:
+def with_lists(candidates: Sequence[Candidate], section: Section) -> list[Candidate]:
     """The candidates, each span that points into a list replaced by the list (its items on the candidate), the
     items of one list reached from several candidates gathered on each."""
-    asked = frozenset(roots(question))
     expanded: list[Candidate] = []
     for candidate in candidates:
-        items, form = _list_for(candidate, section, asked) \
-            if candidate.read.kind == "span" and not candidate.read.in_title else ([], "")
+        items, form = _list_for(candidate, section) if candidate.read.kind == "span" and not candidate.read.in_title \
+            else ([], "")
         expanded.append(replace(candidate, items=items[:MAX_ITEMS], listed=len(items), list_form=form)
                         if len(items) > 1 else candidate)
     return expanded
 
 
-def _list_for(candidate: Candidate, section: Section, asked: frozenset[str]) -> tuple[list[str], str]:
+def _list_for(candidate: Candidate, section: Section) -> tuple[list[str], str]:
     text, offset = section(candidate.passage)
     span = candidate.read.text
     # the passage read may be a refined strip of the chunk (sentences left out), so its offsets need not hold in the
@@ -60,14 +58,13 @@ def _list_for(candidate: Candidate, section: Section, asked: frozenset[str]) -> 
     if not found:
         text, found = candidate.passage.get("text") or "", [candidate.read.start]
     start = min(found, key=lambda f: abs(f - offset - candidate.read.start))
-    return list_at(text, start, start + len(span), asked)
+    return list_at(text, start, start + len(span))
 
 
-def list_at(text: str, start: int, end: int, asked: frozenset[str] = frozenset()) -> tuple[list[str], str]:
+def list_at(text: str, start: int, end: int) -> tuple[list[str], str]:
     """The items of the list that the span text[start:end] belongs to or introduces ([] when it is in none), and the
     list's form: "block" (bullet or numbered lines, a table's column: the document laid the list out) or "sentence"
-    (a coordination cut from running text, whose edges are a guess). `asked`: the question's roots, which choose a
-    table's column by its header."""
+    (a coordination cut from running text, whose edges are a guess)."""
     lines = _lines(text)
     at = next((i for i, (s, e, _) in enumerate(lines) if s <= start < max(e, s + 1)), None)
     if at is None:
@@ -76,21 +73,27 @@ def list_at(text: str, start: int, end: int, asked: frozenset[str] = frozenset()
     if block := _block(lines, at):
         return _heads(block), "block"
     if TABLE_ROW.match(line):
-        return _column(lines, at, start - lines[at][0], asked), "block"
+        return _column(lines, at, start - lines[at][0]), "block"
     following = next((i for i in range(at + 1, len(lines)) if lines[i][2].strip()), None)
     if following is not None and _introduces(line, start - lines[at][0]):
         if _LIST_LINE.match(lines[following][2]):
             return _heads(_block(lines, following)), "block"
         if TABLE_ROW.match(lines[following][2]):  # "... the following centres:" over a table: its first column
-            return _column(lines, following, None, asked), "block"
+            return _column(lines, following, None), "block"
     span = text[start:end]
-    # a number ("4 plants", "四座") counts the set that follows its paragraph; the commas of its sentence are no series
-    numbered = any(char.isdigit() or char in _HAN_NUMERALS for char in span)
-    if numbered and (after := _block_after_paragraph(lines, at, asked)):
+    if _count(span) and (after := _block_after_paragraph(lines, at)):
         return after, "block"
     if coordinated := _coordinated(line, start - lines[at][0], end - lines[at][0]):
         return coordinated, "sentence"
-    return (_block_after_paragraph(lines, at, asked), "block") if _counts(span) else ([], "")
+    return (_block_after_paragraph(lines, at), "block") if _counts(span) else ([], "")
+
+
+def _count(span: str) -> bool:
+    """The span holds a count ("4 plants", "四座"): it counts the set laid out after its paragraph, and the commas of
+    its sentence are no series. A year, a quantity or a decimal ("2024", "250 seats", "£18.4 million") is no count."""
+    numbers = "".join(char if char.isdigit() or char in ".," else " " for char in span).split()
+    return any(number.isdigit() and len(number) <= 2 for number in numbers) or \
+        any(char in _HAN_NUMERALS for char in span)
 
 
 def _counts(span: str) -> bool:
@@ -100,7 +103,7 @@ def _counts(span: str) -> bool:
     return not HAN.search(span) and not _name(span)
 
 
-def _block_after_paragraph(lines: list[tuple[int, int, str]], at: int, asked: frozenset[str]) -> list[str]:
+def _block_after_paragraph(lines: list[tuple[int, int, str]], at: int) -> list[str]:
     """The items of the list or table that follows the span's paragraph ("The federation operates four plants.
     All are owned by it." over a table of the plants): a paragraph right before a block introduces it."""
     end = next((i for i in range(at + 1, len(lines)) if not lines[i][2].strip()), len(lines))
@@ -109,7 +112,7 @@ def _block_after_paragraph(lines: list[tuple[int, int, str]], at: int, asked: fr
         return []
     if _LIST_LINE.match(lines[block][2]):
         return _heads(_block(lines, block))
-    return _column(lines, block, None, asked) if TABLE_ROW.match(lines[block][2]) else []
+    return _column(lines, block, None) if TABLE_ROW.match(lines[block][2]) else []
 
 
 def _lines(text: str) -> list[tuple[int, int, str]]:
@@ -182,11 +185,9 @@ def _heads(items: Sequence[str]) -> list[str]:
     return heads
 
 
-def _column(lines: list[tuple[int, int, str]], at: int, column_at: int | None, asked: frozenset[str]) -> list[str]:
+def _column(lines: list[tuple[int, int, str]], at: int, column_at: int | None) -> list[str]:
     """The cells of the column the character column_at of row `at` stands in, header and rule rows left out; None
-    (a sentence introduced the table) asks for the first column under the header. When that column's header does not
-    echo the question (`asked`: its roots) and exactly one other header does ("Town" of "which towns"), that one: the
-    reader may point at the row's other cell."""
+    (a sentence introduced the table) asks for the first column under the header."""
     first = last = at
     while first > 0 and TABLE_ROW.match(lines[first - 1][2]):
         first -= 1
@@ -196,20 +197,12 @@ def _column(lines: list[tuple[int, int, str]], at: int, column_at: int | None, a
     column = 0 if column_at is None else \
         pointed[:column_at].count("|") - (1 if pointed.lstrip().startswith("|") else 0)
     rows = [line for _, _, line in lines[first:last + 1]]
-    header: list[str] = []
     if len(rows) > 1 and TABLE_RULE.match(rows[1]):
-        header, rows = _cells(rows[0]), rows[2:]  # the header and its rule
+        rows = rows[2:]  # the header and its rule
     elif len(rows) > 1 and (at > first or column_at is None):  # no rule: the first row is taken as the header
-        header, rows = _cells(rows[0]), rows[1:]
-    echoing = [i for i, name in enumerate(header) if roots(name) & asked]
-    if len(echoing) == 1 and column not in echoing:
-        column = echoing[0]
-    cells = [_cells(row) for row in rows if not TABLE_RULE.match(row)]
+        rows = rows[1:]
+    cells = [[c.strip() for c in row.strip().strip("|").split("|")] for row in rows if not TABLE_RULE.match(row)]
     return _heads([row[column] for row in cells if 0 <= column < len(row) and row[column]])
-
-
-def _cells(row: str) -> list[str]:
-    return [cell.strip() for cell in row.strip().strip("|").split("|")]
 
 
 def _introduces(line: str, at: int) -> bool:
@@ -219,10 +212,10 @@ def _introduces(line: str, at: int) -> bool:
 
 
 def _coordinated(line: str, start: int, end: int) -> list[str]:
-    """The members of the coordination the span stands in: the span (or its own parts when it is one: "Keyring and
-    Turnstile") and the rest of the series it stands in. A piece next to it as short as the span's items is a whole
-    member; a longer one gives its words nearest the span ("ships the Keyring", "Watchword plugins") and ends the
-    series."""
+    """The members of the coordination the span stands in: the span's own parts when it is one ("Keyring and
+    Turnstile"), else the span and the series it stands in. A piece next to it as short as the span's item is a
+    whole member; a longer one gives its words nearest the span ("ships the Keyring", "Watchword plugins") and ends
+    the series."""
     bounds = [0, *(m.end() for m in _SENTENCE_END.finditer(line)), len(line)]
     left = max(b for b in bounds if b <= start)
     right = min((b for b in bounds if b >= end and b > left), default=len(line))
@@ -233,15 +226,17 @@ def _coordinated(line: str, start: int, end: int) -> list[str]:
         offsets.append(match.end())
     pieces.append(sentence[offsets[-1]:])
     inside = [i for i, o in enumerate(offsets) if o < end and o + len(pieces[i]) > start]
+    if len(inside) > 1:
+        return _heads([sentence[max(start, offsets[i]):min(end, offsets[i] + len(pieces[i]))] for i in inside])
     if not inside or len(pieces) == 1:
         return []
-    own = [sentence[max(start, offsets[i]):min(end, offsets[i] + len(pieces[i]))] for i in inside]
+    at, asked = inside[0], sentence[start:end]
     pieces = [p.strip().strip(".;:!?。；：！？") for p in pieces]
-    named = all(_name(p) for p in own)  # the members are names: a piece that is one is a member whatever its length
-    size = max(len(_words(p)) for p in own)
-    slack = 1 if HAN.search(sentence[start:end]) else 0  # Chinese names differ in length by a character or so
-    items, edges = own, {}
-    for step, at in ((-1, inside[0]), (1, inside[-1])):
+    named = _name(asked)  # the members are names: a piece that is one is a member whatever its length
+    size = len(_words(asked))
+    slack = 1 if HAN.search(asked) else 0  # Chinese names differ in length by a character or so
+    items, edges = [asked], {}
+    for step in (-1, 1):
         i = at + step
         while 0 <= i < len(pieces) and (len(_words(pieces[i])) <= size + slack or named and _name(pieces[i])):
             items.insert(0, pieces[i]) if step < 0 else items.append(pieces[i])
