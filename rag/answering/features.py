@@ -18,9 +18,10 @@ documents do not hold), and the route and language, which shift how far the rest
 asking for several things, whether the candidate is a list, how long, whether the document laid it out (a bullet
 block, a table's column) or it was cut from a sentence (whose edges are a guess), and how many of its items echo
 the question's words (the towers of "which towers", 码头 of "哪些码头": a list of the asked kind, where a list of
-years or of the places beside the asked things does not); and whether its passage is a section of a longer
-document rather than a page of its own (the grade, the verdict and a named page mean less there: the evaluator
-learned them on pages about one entity each).
+the places beside the asked things does not) and how many are dates when the question does not ask when (a
+chronology's years, read where the reader pointed at one of its entries); and whether its passage is a section of
+a longer document rather than a page of its own (the grade, the verdict and a named page mean less there: the
+evaluator learned them on pages about one entity each).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ FEATURES = (
     "rare_missing", "type_fit", "is_title", "led_to", "leads_on", "hop_value", "in_question", "log_length",
     "graded", "grade", "best_grade", "best_evidence", "verdict_correct", "verdict_incorrect", "named_page",
     "unnamed", "multihop", "ru", "zh", "passages", "asks_list", "list_answer", "log_items", "list_block",
-    "items_echo", "in_section",
+    "items_echo", "items_dated", "in_section",
 )
 
 
@@ -130,6 +131,8 @@ def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str,
             "list_block": float(candidate.list_form == "block"),
             "items_echo": sum(bool(roots(item) & asked_roots) for item in candidate.items) / len(candidate.items)
             if candidate.items else 0.0,
+            "items_dated": sum(span_type(item) == "year" for item in candidate.items) / len(candidate.items)
+            if candidate.items and asked_for != "time" else 0.0,
             "in_section": float(in_section(candidate.passage)),
         }
 

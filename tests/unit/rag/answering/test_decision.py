@@ -103,6 +103,7 @@ def test_a_list_says_whether_the_document_laid_it_out_and_how_many_items_echo_th
     featurize([laid_out, cut], "Which piers does the company run?", {"language": "en"}, [section], lambda t: 1.0)
     assert [c.features["list_block"] for c in (laid_out, cut)] == [1.0, 0.0]
     assert laid_out.features["items_echo"] == pytest.approx(2 / 3) and cut.features["items_echo"] == 0.0
+    assert laid_out.features["items_dated"] == pytest.approx(1 / 3) and cut.features["items_dated"] == 0.0
 
 
 def test_a_candidate_that_is_the_value_of_a_plans_earlier_hop_is_marked_as_the_bridge():
