@@ -212,7 +212,7 @@ def test_at_the_default_threshold_a_span_from_a_passage_that_does_not_hold_the_a
     assert "answer_threshold 0.5" in held["trace"][0]["note"]
     # the page that states it: a surer candidate (what a test context with no index and no grades
     # gets from the decision trained on real runs is under 0.5 at present; docs/answering.md)
-    answered = run({**STATE, "selected": [CONTEXT[0]]}, answer_threshold=0.3)
+    answered = run({**STATE, "selected": [CONTEXT[0]]}, answer_threshold=0.2)
     assert names_the_caspian_sea(answered["answer"]) and answered["confidence"] > held["withheld"]["confidence"]
     assert held["margin"] is None and held["confidence"] is None  # an abstention has neither
 
