@@ -271,7 +271,6 @@ def _ask_latency(args: argparse.Namespace) -> int:
 
 
 def _cold_ask(args: argparse.Namespace) -> int:
-
     from cragraph_lab.cold_ask import markdown, measure, resolve
 
     result = measure(resolve(args.checkout), args.index.resolve(), args.runs, args.question)  # asked from each checkout
@@ -281,7 +280,6 @@ def _cold_ask(args: argparse.Namespace) -> int:
 
 
 def _reader_runtimes(args: argparse.Namespace) -> int:
-
     from cragraph_lab.reader_runtimes import compare, markdown
 
     result = compare(args.per_set)
@@ -291,7 +289,6 @@ def _reader_runtimes(args: argparse.Namespace) -> int:
 
 
 def _word_pieces(args: argparse.Namespace) -> int:
-
     from cragraph_lab.word_pieces import compare, markdown
 
     result = compare(args.per_file)
@@ -333,7 +330,6 @@ def _skeleton_speed(args: argparse.Namespace) -> int:
 
 
 def _scale(args: argparse.Namespace) -> int:
-
     from cragraph_lab.scale import markdown, run
 
     sizes = [int(size.replace("_", "")) for size in args.sizes.split(",") if size.strip()]

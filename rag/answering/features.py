@@ -78,7 +78,7 @@ def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str,
     relation = {root(t): weights[t] for t in sorted(asked - entity_terms)}
     asked_for = question_type(question)
     asks_list = asks_for_several(question)
-    asked_roots = {root(t) for t in asked}
+    asked_roots = roots(question)
     language = signals.get("language", "en")
     for candidate in candidates:
         read = candidate.read
@@ -129,10 +129,9 @@ def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str,
             "list_answer": float(bool(candidate.items)),
             "log_items": math.log1p(len(candidate.items)),
             "list_block": float(candidate.list_form == "block"),
-            "items_echo": sum(bool(roots(item) & asked_roots) for item in candidate.items) / len(candidate.items)
-            if candidate.items else 0.0,
-            "items_dated": sum(span_type(item) == "year" for item in candidate.items) / len(candidate.items)
-            if candidate.items and asked_for != "time" else 0.0,
+            "items_echo": _share(candidate.items, lambda item: bool(roots(item) & asked_roots)),
+            "items_dated": _share(candidate.items, lambda item: span_type(item) == "year")
+            if asked_for != "time" else 0.0,
             "in_section": float(in_section(candidate.passage)),
         }
 
@@ -176,6 +175,11 @@ def _leads_on(candidate: Candidate, context: Sequence[dict[str, Any]]) -> bool:
     own = candidate.passage.get("id")
     return candidate.read.kind == "span" and any(
         p.get("id") != own and names_same(p.get("title") or "", candidate.text) for p in context)
+
+
+def _share(items: Sequence[str], test: Callable[[str], bool]) -> float:
+    """The share of a list's items that pass `test`; 0 for no list."""
+    return sum(map(test, items)) / len(items) if items else 0.0
 
 
 def _one_value(text: str, value: str) -> bool:

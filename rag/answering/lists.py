@@ -81,14 +81,14 @@ def list_at(text: str, start: int, end: int) -> tuple[list[str], str]:
         if TABLE_ROW.match(lines[following][2]):  # "... the following centres:" over a table: its first column
             return _column(lines, following, None), "block"
     span = text[start:end]
-    if _count(span) and (after := _block_after_paragraph(lines, at)):
+    if _small_count(span) and (after := _block_after_paragraph(lines, at)):
         return after, "block"
     if coordinated := _coordinated(line, start - lines[at][0], end - lines[at][0]):
         return coordinated, "sentence"
     return (_block_after_paragraph(lines, at), "block") if _counts(span) else ([], "")
 
 
-def _count(span: str) -> bool:
+def _small_count(span: str) -> bool:
     """The span holds a count ("4 plants", "四座"): it counts the set laid out after its paragraph, and the commas of
     its sentence are no series. A year, a quantity or a decimal ("2024", "250 seats", "£18.4 million") is no count."""
     numbers = "".join(char if char.isdigit() or char in ".," else " " for char in span).split()
@@ -145,18 +145,21 @@ def _block(lines: list[tuple[int, int, str]], at: int) -> list[str]:
             j -= 1
         return j if j >= 0 and all(wraps(k, j) or blank(k) for k in range(j + 1, i + 1)) and not blank(i) else -1
 
-    def next_item(i: int) -> int:  # the item after the one at line i: past its wrapped lines, over one blank line
+    def end_of(i: int) -> int:  # the line after the item at line i and the lines it wraps onto
         j = i + 1
         while wraps(j, i) or (blank(j) and wraps(j + 1, i)):
             j += 1
+        return j
+
+    def next_item(i: int) -> int:  # the item after the one at line i, over one blank line, or -1
+        j = end_of(i)
         if item(j):
             return j
         return j + 1 if blank(j) and item(j + 1) else -1
 
     def text_of(i: int) -> str:  # the item's words with the lines it wraps onto
         match = _LIST_LINE.match(lines[i][2])
-        end = next_item(i) if next_item(i) > 0 else len(lines)
-        wrapped = (lines[k][2].strip() for k in range(i + 1, end) if wraps(k, i))
+        wrapped = (lines[k][2].strip() for k in range(i + 1, end_of(i)) if not blank(k))
         return " ".join([match.group("item") if match else "", *wrapped])
 
     pointed = owner_of(at)
