@@ -6,8 +6,10 @@ tokenizer (so Chinese gets character bigrams, Russian stems). Reported numbers c
 cragraph_lab eval qa`.
 
 Splits (the brief's rules): train = NQ questions >= 460 in file order, cmrc2018 train + dev, hipporag_legacy
-train100 hotpotqa + musique, XQuAD questions whose passage is in the 'train' half. Validation is carved out of
-that by a hash of the passage / question id, never from report data.
+train100 hotpotqa + musique, XQuAD questions whose passage is in the 'train' half, and the span questions of the
+repository's long-document training folders (data/longdocs_train*: reports and manuals where one file names many
+people, units and dates, so a passage holds the asked role beside others). Validation is carved out of that by a
+hash of the passage / question id, never from report data.
 """
 
 from __future__ import annotations
@@ -60,8 +62,11 @@ def _set_name(folder: str) -> str:
 
 def validation_key(folder: str, question_id: str, gold_ids: list[str]) -> str:
     """What the split hashes for a question of `folder`: the passage number for XQuAD (parallel passages stay
-    on one side), the passage id for CMRC, the question id otherwise."""
+    on one side), the passage id for CMRC, the folder and question id for a long-document folder (each numbers
+    its questions alike), the question id otherwise."""
     name = _set_name(folder)
+    if name.startswith("longdocs_train"):
+        return f"{name}:{question_id}"
     if name.startswith("xquad"):
         return "xq" + gold_ids[0][-6:]
     if name.startswith("cmrc2018"):
@@ -70,7 +75,7 @@ def validation_key(folder: str, question_id: str, gold_ids: list[str]) -> str:
 
 
 READER_TRAINING_SETS = ("nq_open_oracle_litm", "cmrc2018", "hipporag_legacy_train100", "xquad_ru_zh_en",
-                        "xquad_train")
+                        "xquad_train", "longdocs_train")
 """Name prefixes of the sets (and of their training cuts) the reader trains on."""
 
 
@@ -80,6 +85,8 @@ def unseen_by_reader(folder: str, question_id: str, gold_ids: list[str]) -> bool
     name = _set_name(folder)
     if not name.startswith(READER_TRAINING_SETS):
         return True
+    if name.startswith("longdocs_train"):  # its records name no gold passage; the split needs none
+        return in_validation(validation_key(folder, question_id, gold_ids))
     if not gold_ids:
         return False
     if name.startswith("xquad_ru_zh_en") and xquad_part(gold_ids[0]) == "test":
@@ -144,6 +151,45 @@ def _make(
     )
 
 
+LONG_DOCUMENT_TYPES = ("simple", "relation", "multihop", "temporal")
+"""The long-document question types with one short answer (lists and unanswerable ones are not span questions)."""
+
+
+def long_document_folders(root: Path | None = None) -> list[Path]:
+    """The repository's long-document training folders (data/longdocs_train*), in name order."""
+    data = root or Path(__file__).resolve().parents[1] / "data"
+    return sorted(p for p in data.glob("longdocs_train*") if (p / "questions.jsonl").exists())
+
+
+def chunked_corpus(folder: Path) -> dict[str, dict]:
+    """A long-document folder's corpus/ cut as the product's index cuts it (default index settings, the packaged
+    embedder), as {chunk id: {"id", "title", "text"}}: the reader trains on the passages retrieval hands it."""
+    from models.embedder import load_embedder
+    from stores.bundle import IndexSettings
+    from stores.ingest import embedded_chunks
+    from stores.loaders import load_documents
+
+    settings = IndexSettings()
+    docs = load_documents([folder / "corpus"]).documents
+    chunks, _ = embedded_chunks(docs, load_embedder(settings.embedder), settings, progress=False)
+    return {c.id: {"id": c.id, "title": c.title, "text": c.text} for c in chunks}
+
+
+def long_document_rows(corpus: dict[str, dict], questions: list[dict]) -> list[dict]:
+    """The span questions as rows of the normalized format: the supporting passage is the chunk holding a gold
+    answer that is most like the question (TF-IDF); a question no chunk answers word for word is left out."""
+    distractors = Distractors(corpus)
+    rows = []
+    for q in questions:
+        if q.get("type") not in LONG_DOCUMENT_TYPES or not q.get("answers"):
+            continue
+        holding = {i for i, c in corpus.items() if any(a in c["text"] for a in q["answers"])}
+        if holding:
+            best = distractors.nearest(q["question"], 1, set(corpus) - holding)
+            rows.append({**q, "supporting_ids": best})
+    return rows
+
+
 def training_examples(
     seed: int = 0,
     n_passages: int = 4,
@@ -164,13 +210,16 @@ def training_examples(
     train: list[Example] = []
     val: list[Example] = []
 
-    def add(folder: str, language: str, rows: list[dict]) -> None:
-        corpus = _corpus(data / folder)
+    def add_rows(folder: str, corpus: dict[str, dict], rows: list[dict], language: str | None = None) -> None:
         distractors = Distractors(corpus) if n_passages > 1 else None
         for row in rows:
-            example = _make(row, corpus, language, folder, distractors, n_passages, rng, min_passages)
+            example = _make(row, corpus, language or row["language"], folder, distractors, n_passages, rng,
+                            min_passages)
             key = validation_key(folder, row["id"], row["supporting_ids"])
             (val if in_validation(key) else train).append(example)
+
+    def add(folder: str, language: str, rows: list[dict]) -> None:
+        add_rows(folder, _corpus(data / folder), rows, language)
 
     add("nq_open_oracle_litm", "en", _raw_questions(data / "nq_open_oracle_litm")[NQ_FIRST_TRAIN:])
     for folder in ("hipporag_legacy_train100/hotpotqa", "hipporag_legacy_train100/musique"):
@@ -183,4 +232,7 @@ def training_examples(
         rows = _raw_questions(data / folder)
         rng.shuffle(rows)
         add(folder, "zh", rows[:cap])
+    for long_folder in long_document_folders():
+        corpus = chunked_corpus(long_folder)
+        add_rows(long_folder.name, corpus, long_document_rows(corpus, _raw_questions(long_folder)))
     return train, val

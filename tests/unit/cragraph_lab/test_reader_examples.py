@@ -6,7 +6,16 @@ import random
 
 import pytest
 
-from cragraph_lab.reader_examples import Distractors, _make, training_examples
+from cragraph_lab.reader_examples import (
+    Distractors,
+    _make,
+    in_validation,
+    long_document_folders,
+    long_document_rows,
+    training_examples,
+    unseen_by_reader,
+    validation_key,
+)
 
 CORPUS = {
     f"p{i}": {"id": f"p{i}", "title": f"Town {i}", "text": f"Town {i} lies on river {i % 3} and has {i} bridges."}
@@ -45,3 +54,32 @@ def test_no_distractor_is_added_when_the_gold_passages_fill_the_count() -> None:
     rng, distractors = random.Random(0), Distractors(CORPUS)
     counts = {len(_make(row, CORPUS, "en", "test", distractors, 4, rng, 1).passages) for _ in range(40)}
     assert counts == {2, 3, 4}
+
+
+LONG = {
+    "r#0": {"id": "r#0", "title": "Report", "text": "The board is chaired by Ada Lind. The director is Bo Ek."},
+    "r#1": {"id": "r#1", "title": "Report", "text": "The Harbour unit is headed by Bo Ek since 2019."},
+    "r#2": {"id": "r#2", "title": "Report", "text": "Sites: Marsh, Fell and Dune."},
+}
+
+
+def test_a_long_document_question_reads_the_chunk_holding_its_answer_that_is_most_like_it() -> None:
+    questions = [
+        {"id": "en-relation-01", "question": "Which unit is headed by Bo Ek?", "answers": ["Harbour"],
+         "type": "relation", "language": "en"},
+        {"id": "en-relation-02", "question": "Who is the director?", "answers": ["Bo Ek"], "type": "relation",
+         "language": "en"},
+        {"id": "en-list-01", "question": "Which sites?", "answers": ["Marsh"], "type": "list", "language": "en"},
+        {"id": "en-simple-01", "question": "Who founded it?", "answers": ["Cy Ro"], "type": "simple",
+         "language": "en"},
+    ]
+    rows = long_document_rows(LONG, questions)
+    assert [(r["id"], r["supporting_ids"]) for r in rows] == [("en-relation-01", ["r#1"]),
+                                                             ("en-relation-02", ["r#0"])]
+
+
+def test_long_document_folders_split_by_folder_and_question_id() -> None:
+    assert validation_key("longdocs_train3", "en-simple-01", []) == "longdocs_train3:en-simple-01"
+    assert unseen_by_reader("longdocs_train3", "en-simple-01", []) == in_validation("longdocs_train3:en-simple-01")
+    folders = long_document_folders()
+    assert folders and all(p.name.startswith("longdocs_train") for p in folders)
