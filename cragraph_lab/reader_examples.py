@@ -155,9 +155,9 @@ LONG_DOCUMENT_TYPES = ("simple", "relation", "multihop", "temporal")
 """The long-document question types with one short answer (lists and unanswerable ones are not span questions)."""
 
 
-def long_document_folders(root: Path | None = None) -> list[Path]:
+def long_document_folders() -> list[Path]:
     """The repository's long-document training folders (data/longdocs_train*), in name order."""
-    data = root or Path(__file__).resolve().parents[1] / "data"
+    data = Path(__file__).resolve().parents[1] / "data"
     return sorted(p for p in data.glob("longdocs_train*") if (p / "questions.jsonl").exists())
 
 

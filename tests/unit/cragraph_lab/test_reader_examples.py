@@ -80,6 +80,9 @@ def test_a_long_document_question_reads_the_chunk_holding_its_answer_that_is_mos
 
 def test_long_document_folders_split_by_folder_and_question_id() -> None:
     assert validation_key("longdocs_train3", "en-simple-01", []) == "longdocs_train3:en-simple-01"
-    assert unseen_by_reader("longdocs_train3", "en-simple-01", []) == in_validation("longdocs_train3:en-simple-01")
+    # their records name no gold passage: one question of each side of the split, by folder and id
+    assert in_validation("longdocs_train7:ru-relation-02") and not in_validation("longdocs_train3:en-simple-01")
+    assert unseen_by_reader("longdocs_train7", "ru-relation-02", [])
+    assert not unseen_by_reader("longdocs_train3", "en-simple-01", [])
     folders = long_document_folders()
     assert folders and all(p.name.startswith("longdocs_train") for p in folders)
