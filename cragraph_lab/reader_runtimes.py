@@ -5,8 +5,9 @@ Each case is a training question with its gold passages (and, for the multi-hop 
 set): hipporag_legacy_train100 hotpotqa / musique (English) and the training half of XQuAD ru / zh. Every runtime
 reads the same encoded inputs; reported per runtime: how often its answer is the torch reader's word for word,
 exact match and F1 against the gold answers, the largest start / end logit difference per input (median), and its
-seconds per read (encoder only, median of the per-input times). Torch's int8 bottom cannot be reproduced bit for
-bit elsewhere (its rounding is its own kernel's), so the graph is measured by answers, not by logits.
+seconds per read (encoder only, median of the per-input times). Every runtime runs the fp32 bottom the reader is
+trained on, but not bit for bit (OpenVINO computes in bf16 where the CPU has it), so the graph is measured by
+answers, not by logits.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Why: a cold `cragraph ask` spent most of its time importing sentence-transformers and transformers' model classes
 (issue 44: 13 s of 16.6 s opening the embedder) to build a model whose query vectors the ONNX / OpenVINO backends
-already give. What the question still needs from the torch model is the reader's int8 bottom layers (the states
+already give. What the question still needs from the torch model is the reader's bottom layers (the states
 it was trained on) and, for the embedded evaluator, the tokenizer and the input word-piece table. This module
 builds the same BertModel (the same module names, so the same weights, the same int8 quantization by name, the
 same scaled-dot-product attention) from the rebuilt folder's model.safetensors, and the folder's word pieces
@@ -216,13 +216,14 @@ def _depth(folder: Path, layers: int | None) -> int:
     return int(read_config(folder).num_hidden_layers) if layers is None else layers
 
 
-def e5_int8(layers: int | None = None) -> LightE5:
-    """The int8 e5-small the reader reads: the process's sentence-transformers int8 copy when that model is open
-    already (no second read of the folder), else the plain-torch one of this module, with at least its bottom
-    `layers` layers (None: all). Both give the same states bit for bit."""
+def e5_fp32(layers: int | None = None) -> LightE5:
+    """The fp32 e5-small the torch reader's bottom runs (the states the reader is trained on, and the exported
+    graph runs): the process's sentence-transformers model when it is open already (no second read of the
+    folder), else the plain-torch one of this module, with at least its bottom `layers` layers (None: all). Both
+    give the same states bit for bit."""
     from models import embedder as embedders
 
     if sentence_transformers_open():
-        model = embedders.load_embedder(embedders.E5_SMALL, quantize=True).model
+        model = embedders.load_embedder(embedders.E5_SMALL, backend=embedders.TORCH).model
         return LightE5(model[0].auto_model, model.tokenizer)
-    return light_e5(quantize=True, layers=layers)
+    return light_e5(quantize=False, layers=layers)

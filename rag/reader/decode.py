@@ -21,7 +21,7 @@ def best_spans(
     """The `top` (start, end, score) token spans inside [lo, hi), end >= start, at most max_tokens long, best first.
 
     A score is start + end logit rounded to SCORE_DECIMALS, and spans whose scores tie are ordered shorter first,
-    then by start: the int8 encoder's logits differ in their last digits with the CPU's kernels (AVX2, AVX-512,
+    then by start: the encoder's logits differ in their last digits with the CPU's kernels (AVX2, AVX-512,
     issue 42), and that noise must not decide between two near-equal spans ("Volga" / "The Volga"), so a near tie
     is broken the same way on every CPU. It cannot hold a score a kernel moves across a rounding edge, nor two
     spans whose scores the kernels move by more than that (then the answer does depend on the CPU)."""

@@ -1,10 +1,9 @@
 """The reader's encoder: multilingual-e5-small split in two at layer `split`.
 
 Why: fine-tuning all of e5-small is out of reach on a 2-core CPU, and a frozen e5 alone is tuned for mean
-pooling, not for pointing at spans. So the bottom layers stay frozen and come from the project's int8
-embedder instance (load_embedder(quantize=True), shared with retrieval when that uses it too), and only the top
-layers (copied from e5, then
-fine-tuned) and a span head are the reader's own weights. The trainable BERT layer is written out here rather
+pooling, not for pointing at spans. So the bottom layers stay frozen and come from the project's fp32 e5
+(the embedder instance when torch serves retrieval, else models/e5_torch.py), and only the top layers (copied from
+e5, then fine-tuned) and a span head are the reader's own weights. The trainable BERT layer is written out here rather
 than taken from transformers' private layer classes, whose signatures change between versions (checked
 against BertModel.output_hidden_states: max abs difference 1e-6).
 """
@@ -100,8 +99,8 @@ class Bottom:
     """The frozen lower part of a loaded e5-small BertModel: embeddings + layers[:split].
 
     Runs the model's own forward on a shallow view that shares every parameter with the embedder (no copy).
-    The reader uses the int8 dynamically quantized embedder (faster on CPU); it is trained on those same
-    int8 states, so training and reading see identical inputs.
+    The reader reads fp32 states, as it was trained on, and as the exported graph (rag/reader/graph.py) computes
+    them, so training and every runtime see the same inputs (int8 would round them in a torch-only way).
     """
 
     def __init__(self, bert: BertModel, split: int) -> None:
@@ -149,7 +148,7 @@ def load_head(arrays: dict[str, Any], split: int, bert_config: Any, weights_file
 
 
 class TorchSpans:
-    """Start / end logits of one encoded input from the torch reader: the int8 bottom, then the head. The lab
+    """Start / end logits of one encoded input from the torch reader: the fp32 bottom, then the head. The lab
     trains on `head` and `bottom`."""
 
     def __init__(self, head: SpanHead, bottom: Bottom) -> None:

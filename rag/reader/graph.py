@@ -3,13 +3,13 @@ word-piece rows in, start / end logits out; CRAGRAPH_READER_BACKEND=torch runs t
 
 Why: with the reader in torch, every cold ask imported torch and read all of e5-small's weights to run a model
 the embedder's runtime already runs faster. The graph holds what the torch reader computes after the word-piece
-lookup: position and type embeddings, e5-small's bottom layers (fp32: the int8 rounding of the torch reader is
-torch's own kernel, and no other runtime reproduces it bit for bit), the reader's own top layers and pointer.
+lookup: position and type embeddings, e5-small's bottom layers (fp32, as the torch reader and the reader's training
+run them), the reader's own top layers and pointer.
 The lookup itself reads the rows from the memory-mapped e5 table, as the exported embedder does, so a process holds
 only the rows its texts use. It is exported once per user and weights (rag/reader/export.py, which needs torch),
 under a file lock, into the model cache; agreement with the torch reader: `python -m cragraph_lab bench
-reader-runtimes` (docs/benchmarks.md). The answer decision is fitted on this reader's scores (its fp32 bottom
-moves them from the torch reader's), so the default runtime and the decision's records go together.
+reader-runtimes` (docs/benchmarks.md). The answer decision is fitted on this reader's scores, so the default
+runtime and the decision's records go together.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 Pipeline per question: pick the best sentences of the passages under a token budget (window), encode
 ("query: " + question, context) with e5-small (its frozen bottom layers, the reader's own fine-tuned top layers),
 point at the best start / end, and map the span back to its passage. The encoder runs on the reader's backend
-(CRAGRAPH_READER_BACKEND): the exported graph on OpenVINO / ONNX Runtime (rag/reader/graph.py), or torch, where the
-bottom is the int8 embedder the weights were trained on (rag/reader/encoder.py). It gives spans
+(CRAGRAPH_READER_BACKEND): the exported graph on OpenVINO / ONNX Runtime (rag/reader/graph.py), or torch
+(rag/reader/encoder.py); each runs e5's fp32 bottom, the states the weights were trained on. It gives spans
 and scores only: yes / no and "A or B" questions are answered by the rule readings (rag/answering/rules),
 which call it.
 """
@@ -61,7 +61,7 @@ class Reader:
              ) -> Reader:
         """Weights from `path` (reader.npz + config.json) on `backend` (default: $CRAGRAPH_READER_BACKEND, else
         openvino): openvino / onnx run the exported graph (rag/reader/graph.py), and where it cannot start the
-        reader warns and runs on torch; torch runs the int8 bottom the weights were trained on."""
+        reader warns and runs on torch; torch runs the same fp32 bottom, the states the weights were trained on."""
         from models.e5_parts import load_tokenizer
         from models.e5_rebuild import ensure_rebuilt_e5_small
         from models.onnx_embedder import BackendStartError, embed_threads
@@ -80,15 +80,15 @@ class Reader:
     @classmethod
     def _on_torch(cls, folder: Path, config: dict[str, Any], arrays: dict[str, np.ndarray], embedder: str) -> Reader:
         from models.e5_parts import serves_light
-        from models.e5_torch import e5_int8
+        from models.e5_torch import e5_fp32
         from models.embedder import load_embedder
         from rag.reader.encoder import Bottom, TorchSpans, embedder_bert, load_head
 
         if serves_light(load_embedder(embedder)):  # e5-small on ONNX / OpenVINO: no sentence-transformers
-            light = e5_int8(layers=config["split"])  # the bottom it runs; its own top layers follow
+            light = e5_fp32(layers=config["split"])  # the bottom it runs; its own top layers follow
             bert, tokenizer = light.bert, light.tokenizer
         else:
-            model = load_embedder(embedder, quantize=True)  # the int8 states the reader was trained on
+            model = load_embedder(embedder)  # the fp32 states the reader was trained on
             bert, tokenizer = embedder_bert(model.model), model.model.tokenizer
         head = load_head(arrays, config["split"], bert.config, folder / WEIGHTS_FILE)
         return cls(TorchSpans(head, Bottom(bert, config["split"])), tokenizer, config)
