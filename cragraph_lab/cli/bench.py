@@ -9,8 +9,6 @@
     training-data                                               the evaluator's data folders (training_data.py)
     cosine-calibration DIR                                      cosine evaluator points (cosine_calibration.py)
     reader-training --out DIR                                   the short-answer reader (reader_training.py)
-    verifier-training --out DIR                                 the verifier (verifier_training.py)
-    verifier-eval --out FILE                                    verifier vs evaluator head, held out (verifier_eval.py)
     decision-data                                               the answer decision's training folders
     decision-training RESULTS.jsonl ...                         the answer decision (decision_training.py)
     decision-replay NEW_RUNS OLD_RUNS                            a run re-decided, paired (decision_replay.py)
@@ -117,20 +115,6 @@ def register(commands: argparse._SubParsersAction) -> None:
     reader.add_argument("--rerank-only", action="store_true",
                         help="keep the span model in --out and only refit its candidate re-ranker")
     reader.set_defaults(run=_reader_training)
-
-    verifier = benches.add_parser(
-        "verifier-training", help="train the verifier (does this passage state the answer?) on the training sets "
-                                  "(writes verifier.npz + verifier.json; copy them to rag/reader/weights)",
-        description="Train the verifier on training data only; resumes from --out/checkpoint.pt")
-    _training_arguments(verifier, "verifier.npz and verifier.json")
-    verifier.set_defaults(run=_verifier_training)
-
-    verifier_eval = benches.add_parser(
-        "verifier-eval", help="grade held-out passages with the verifier and today's evaluator head (ROC-AUC per set)")
-    verifier_eval.add_argument("--out", type=Path, default=None, help="JSON report path")
-    verifier_eval.add_argument("--data-root", type=Path, default=None)
-    verifier_eval.add_argument("--limit", type=int, default=200, help="questions per set (default: %(default)s)")
-    verifier_eval.set_defaults(run=_verifier_eval)
 
     decision_data = benches.add_parser(
         "decision-data", help="write the answer decision's XQuAD and NQ training folders (user cache)")
@@ -418,23 +402,6 @@ def _overrides(items: list[str], defaults: dict) -> dict:
         except ValueError as error:
             raise SystemExit(f"--set {item!r}: the value is not JSON ({error})") from error
     return overrides
-
-
-def _verifier_training(args: argparse.Namespace) -> int:
-    import json
-
-    from cragraph_lab.verifier_training import default_config, train_verifier
-
-    found = train_verifier(args.out, args.threads, _overrides(args.set, default_config()), args.data_root)
-    print(json.dumps(found.get("all", {})))
-    return 0
-
-
-def _verifier_eval(args: argparse.Namespace) -> int:
-    from cragraph_lab.verifier_eval import compare_graders
-
-    print(compare_graders(args.data_root, args.limit, args.out))
-    return 0
 
 
 def _reader_training(args: argparse.Namespace) -> int:

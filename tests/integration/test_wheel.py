@@ -29,7 +29,7 @@ LAB_MODULES = ("reader_training", "reader_reranker", "reader_examples", "evaluat
                "decision_training", "decision_replay", "training_data", "calibration_data", "cosine_calibration",
                "query_means", "peers", "web_standin", "bm25_speed", "embed_speed", "skeleton_speed", "scale",
                "scale_milvus", "ask_latency", "qa_suite", "ablation", "semantic_match", "unanswerable", "extra",
-               "tables", "verifier", "verifier_training", "verifier_eval", "before_after", "rule_ablation",
+               "tables", "before_after", "rule_ablation",
                "regex_literals", "candidate_signals")
 SKIP = shutil.ignore_patterns(".git", ".venv", ".cragraph", "runs", "build", "*.egg-info", "__pycache__",
                               ".pytest_cache", ".ruff_cache", ".mypy_cache", ".langgraph_api")
