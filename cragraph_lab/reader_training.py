@@ -72,7 +72,7 @@ def bottom_features(rows: list[dict], bottom: Bottom, cache: Path, batch: int = 
     key = hashlib.sha256()
     for r in rows:
         key.update(r["enc"].input_ids.tobytes())
-    key.update(f"{bottom.split}-fp32".encode())
+    key.update(f"{bottom.split}-int8".encode())
     stem = cache / f"bottom-{key.hexdigest()[:16]}"
     lengths = np.array([len(r["enc"].input_ids) for r in rows])
     if Path(f"{stem}.npy").exists():
@@ -207,9 +207,8 @@ def train_reader(
     from models.embedder import load_embedder
 
     embedder = load_embedder("e5-small")
-    # fp32 throughout: the top layers start from its weights, and the frozen bottom is the fp32 one the product's
-    # exported graph runs (rag/reader/graph.py), so every runtime reads the states the head was trained on
-    bert = embedder_bert(embedder.model)
+    bert = embedder_bert(embedder.model)  # fp32 weights to initialise the trainable top layers
+    quantized = embedder_bert(load_embedder("e5-small", quantize=True).model)
     tokenizer = embedder.model.tokenizer
     train, val = training_examples(
         config["seed"], config["n_passages"], config["cmrc_train_max"], config["cmrc_dev_max"], data_root,
@@ -221,7 +220,7 @@ def train_reader(
         f"{np.mean([bool(r['gold']) for r in train_rows]):.3f} of training examples",
         flush=True,
     )
-    bottom = Bottom(bert, config["split"])
+    bottom = Bottom(quantized, config["split"])
     cache = cache or Path(platformdirs.user_cache_dir("cragraph")) / "reader-features"
     train_feats = bottom_features(train_rows, bottom, cache)
     val_feats = bottom_features(val_rows, bottom, cache)
