@@ -217,10 +217,9 @@ def _depth(folder: Path, layers: int | None) -> int:
 
 
 def e5_fp32(layers: int | None = None) -> LightE5:
-    """The fp32 e5-small the torch reader's bottom runs (the states the reader is trained on, and the exported
-    graph runs): the process's sentence-transformers model when it is open already (no second read of the
-    folder), else the plain-torch one of this module, with at least its bottom `layers` layers (None: all). Both
-    give the same states bit for bit."""
+    """The fp32 e5-small the torch reader's bottom runs (the states the exported graph computes): the process's
+    sentence-transformers model when it is open already (no second read of the folder), else the plain-torch one
+    of this module, with at least its bottom `layers` layers (None: all). Both give the same states bit for bit."""
     from models import embedder as embedders
 
     if sentence_transformers_open():

@@ -99,8 +99,9 @@ class Bottom:
     """The frozen lower part of a loaded e5-small BertModel: embeddings + layers[:split].
 
     Runs the model's own forward on a shallow view that shares every parameter with the embedder (no copy).
-    The reader reads fp32 states, as it was trained on, and as the exported graph (rag/reader/graph.py) computes
-    them, so training and every runtime see the same inputs (int8 would round them in a torch-only way).
+    Reading, it is fp32, the states the exported graph (rag/reader/graph.py) computes, so the runtimes agree;
+    training reads the int8 embedder's (`python -m cragraph_lab bench reader-training`), which trained a reader
+    at least as good on fp32 states as fp32 training did (docs/answering.md, issue 57's tenth pass).
     """
 
     def __init__(self, bert: BertModel, split: int) -> None:

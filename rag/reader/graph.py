@@ -3,8 +3,8 @@ word-piece rows in, start / end logits out; CRAGRAPH_READER_BACKEND=torch runs t
 
 Why: with the reader in torch, every cold ask imported torch and read all of e5-small's weights to run a model
 the embedder's runtime already runs faster. The graph holds what the torch reader computes after the word-piece
-lookup: position and type embeddings, e5-small's bottom layers (fp32, as the torch reader and the reader's training
-run them), the reader's own top layers and pointer.
+lookup: position and type embeddings, e5-small's bottom layers (fp32, as the torch reader runs them), the
+reader's own top layers and pointer.
 The lookup itself reads the rows from the memory-mapped e5 table, as the exported embedder does, so a process holds
 only the rows its texts use. It is exported once per user and weights (rag/reader/export.py, which needs torch),
 under a file lock, into the model cache; agreement with the torch reader: `python -m cragraph_lab bench

@@ -4,7 +4,7 @@ Pipeline per question: pick the best sentences of the passages under a token bud
 ("query: " + question, context) with e5-small (its frozen bottom layers, the reader's own fine-tuned top layers),
 point at the best start / end, and map the span back to its passage. The encoder runs on the reader's backend
 (CRAGRAPH_READER_BACKEND): the exported graph on OpenVINO / ONNX Runtime (rag/reader/graph.py), or torch
-(rag/reader/encoder.py); each runs e5's fp32 bottom, the states the weights were trained on. It gives spans
+(rag/reader/encoder.py); each runs e5's fp32 bottom (rag/reader/encoder.py says why). It gives spans
 and scores only: yes / no and "A or B" questions are answered by the rule readings (rag/answering/rules),
 which call it.
 """
@@ -61,7 +61,7 @@ class Reader:
              ) -> Reader:
         """Weights from `path` (reader.npz + config.json) on `backend` (default: $CRAGRAPH_READER_BACKEND, else
         openvino): openvino / onnx run the exported graph (rag/reader/graph.py), and where it cannot start the
-        reader warns and runs on torch; torch runs the same fp32 bottom, the states the weights were trained on."""
+        reader warns and runs on torch; torch runs the same fp32 bottom as the graph."""
         from models.e5_parts import load_tokenizer
         from models.e5_rebuild import ensure_rebuilt_e5_small
         from models.onnx_embedder import BackendStartError, embed_threads
@@ -88,7 +88,7 @@ class Reader:
             light = e5_fp32(layers=config["split"])  # the bottom it runs; its own top layers follow
             bert, tokenizer = light.bert, light.tokenizer
         else:
-            model = load_embedder(embedder)  # the fp32 states the reader was trained on
+            model = load_embedder(embedder)  # fp32, as the exported graph reads
             bert, tokenizer = embedder_bert(model.model), model.model.tokenizer
         head = load_head(arrays, config["split"], bert.config, folder / WEIGHTS_FILE)
         return cls(TorchSpans(head, Bottom(bert, config["split"])), tokenizer, config)
