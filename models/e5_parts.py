@@ -99,13 +99,13 @@ def load_tokenizer(folder: Path) -> FastTokenizer:
 def e5_pieces() -> tuple[Any, Any]:
     """The tokenizer and input word-piece table (fp32 numpy) the embedded evaluator reads, without building a
     model for them: the open sentence-transformers model's when there is one, else the folder's tokenizer and the
-    table memory-mapped from its file. Quantization leaves the table fp32, so both give the same numbers."""
+    table memory-mapped from its file. Both give the same numbers."""
     from models.e5_rebuild import ensure_rebuilt_e5_small
 
     if sentence_transformers_open():
         from models import embedder as embedders
 
-        model: Any = embedders.load_embedder(embedders.E5_SMALL, quantize=True).model
+        model: Any = embedders.load_embedder(embedders.E5_SMALL, backend=embedders.TORCH).model
         return model.tokenizer, model[0].auto_model.embeddings.word_embeddings.weight.detach().float().numpy()
     folder = ensure_rebuilt_e5_small()
     return load_tokenizer(folder), word_table(folder)

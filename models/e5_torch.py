@@ -2,10 +2,10 @@
 
 Why: a cold `cragraph ask` spent most of its time importing sentence-transformers and transformers' model classes
 (issue 44: 13 s of 16.6 s opening the embedder) to build a model whose query vectors the ONNX / OpenVINO backends
-already give. What the question still needs from the torch model is the reader's bottom layers (the states
-it was trained on) and, for the embedded evaluator, the tokenizer and the input word-piece table. This module
-builds the same BertModel (the same module names, so the same weights, the same int8 quantization by name, the
-same scaled-dot-product attention) from the rebuilt folder's model.safetensors, and the folder's word pieces
+already give. What the question still needs from the torch model is the reader's bottom layers (where its
+exported graph cannot run) and, for the embedded evaluator, the tokenizer and the input word-piece table. This module
+builds the same BertModel (the same module names, so the same weights, the same scaled-dot-product
+attention) from the rebuilt folder's model.safetensors, and the folder's word pieces
 (FastTokenizer, models/piece_tokenizer.py). tests/integration/test_e5_torch.py checks the ids, offsets,
 hidden states and the reader's scores against the sentence-transformers model and its tokenizer.
 
@@ -181,35 +181,29 @@ def _wanted(name: str, layers: int) -> bool:
 
 @dataclass
 class LightE5:
-    """What the torch reader reads of the packaged e5-small: `bert` (int8 where asked) and `tokenizer`."""
+    """What the torch reader reads of the packaged e5-small: `bert` (fp32) and `tokenizer`."""
 
     bert: Any  # this module's Bert, or transformers' BertModel when the sentence-transformers model is open
     tokenizer: Any
 
 
-_light: dict[bool, LightE5] = {}
+_light: list[LightE5] = []  # the process's one, once built
 _light_lock = threading.Lock()
 
 
-def light_e5(quantize: bool, layers: int | None = None) -> LightE5:
-    """The process's plain-torch e5-small (quantize=True: int8 as `load_embedder(quantize=True)` makes it, the
-    reader's bottom), built once per precision; the int8 one is quantized from a fresh fp32 read of the folder.
+def light_e5(layers: int | None = None) -> LightE5:
+    """The process's plain-torch e5-small, fp32, built once.
 
-    `layers`: how many bottom layers the caller runs (None: all). Only those are read and quantized, the reader
-    running the bottom of the model only; a cached model with fewer layers than asked is built again."""
+    `layers`: how many bottom layers the caller runs (None: all). Only those are read, the reader running the
+    bottom of the model only; a cached model with fewer layers than asked is built again."""
     from models.e5_rebuild import ensure_rebuilt_e5_small
-    from models.embedder import E5_SMALL_FP32_LINEARS, quantize_linear_int8
 
     with _light_lock:
-        found = _light.get(quantize)
         folder = ensure_rebuilt_e5_small()
-        if found is None or len(found.bert.encoder.layer) < _depth(folder, layers):
-            tokenizer = _light[not quantize].tokenizer if (not quantize) in _light else load_tokenizer(folder)
-            bert = load_bert(folder, layers)
-            if quantize:
-                bert = quantize_linear_int8(bert, keep_fp32=E5_SMALL_FP32_LINEARS)
-            found = _light[quantize] = LightE5(bert, tokenizer)
-        return found
+        if not _light or len(_light[0].bert.encoder.layer) < _depth(folder, layers):
+            tokenizer = _light[0].tokenizer if _light else load_tokenizer(folder)
+            _light[:] = [LightE5(load_bert(folder, layers), tokenizer)]
+        return _light[0]
 
 
 def _depth(folder: Path, layers: int | None) -> int:
@@ -225,4 +219,4 @@ def e5_fp32(layers: int | None = None) -> LightE5:
     if sentence_transformers_open():
         model = embedders.load_embedder(embedders.E5_SMALL, backend=embedders.TORCH).model
         return LightE5(model[0].auto_model, model.tokenizer)
-    return light_e5(quantize=False, layers=layers)
+    return light_e5(layers=layers)
