@@ -425,8 +425,7 @@ def decision_selection(data_root: Path | None = None) -> dict[str, tuple[list[di
     """The decision's XQuAD and NQ training questions, by folder name: (questions, passages, note). Per XQuAD
     language, training-part questions the reader never trained on (its validation split) and some it did, over
     every training-part passage; NQ questions from NQ_FIRST_TRAIN on that the reader never trained on, with their
-    gold passages and other NQ passages as distractors. Seeded, so the selection is the same each time (the lab's
-    verifier leaves these questions out of its training)."""
+    gold passages and other NQ passages as distractors. Seeded, so the selection is the same each time."""
     import random
 
     from cragraph_lab.reader_examples import NQ_FIRST_TRAIN

@@ -1,13 +1,13 @@
-"""The reader on each runtime against the torch reader it was trained as: `python -m cragraph_lab bench
+"""The reader on each runtime against the torch reader: `python -m cragraph_lab bench
 reader-runtimes`.
 
 Each case is a training question with its gold passages (and, for the multi-hop sets, three other passages of its
 set): hipporag_legacy_train100 hotpotqa / musique (English) and the training half of XQuAD ru / zh. Every runtime
 reads the same encoded inputs; reported per runtime: how often its answer is the torch reader's word for word,
 exact match and F1 against the gold answers, the largest start / end logit difference per input (median), and its
-seconds per read (encoder only, median of the per-input times). Every runtime runs the fp32 bottom the reader is
-trained on, but not bit for bit (OpenVINO computes in bf16 where the CPU has it), so the graph is measured by
-answers, not by logits.
+seconds per read (encoder only, median of the per-input times). Every runtime runs the fp32 bottom (the reader
+is trained on the int8 one's states, rag/reader/encoder.py), but not bit for bit (OpenVINO computes in bf16 where
+the CPU has it), so the graph is measured by answers, not by logits.
 """
 
 from __future__ import annotations

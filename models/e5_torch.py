@@ -3,8 +3,8 @@
 Why: a cold `cragraph ask` spent most of its time importing sentence-transformers and transformers' model classes
 (issue 44: 13 s of 16.6 s opening the embedder) to build a model whose query vectors the ONNX / OpenVINO backends
 already give. What the question still needs from the torch model is the reader's bottom layers (where its
-exported graph cannot run) and, for the embedded evaluator, the tokenizer and the input word-piece table. This module
-builds the same BertModel (the same module names, so the same weights, the same scaled-dot-product
+exported graph cannot run) and, for the embedded evaluator, the tokenizer and the input word-piece table. This
+module builds the same BertModel (the same module names, so the same weights, the same scaled-dot-product
 attention) from the rebuilt folder's model.safetensors, and the folder's word pieces
 (FastTokenizer, models/piece_tokenizer.py). tests/integration/test_e5_torch.py checks the ids, offsets,
 hidden states and the reader's scores against the sentence-transformers model and its tokenizer.
@@ -103,7 +103,7 @@ class Intermediate(nn.Module):
 
 
 class Layer(nn.Module):
-    """BertLayer, with transformers' module names (so the reader's Layer.from_bert and the int8 recipe apply)."""
+    """BertLayer, with transformers' module names (so the reader's Layer.from_bert applies)."""
 
     def __init__(self, config: Any) -> None:
         super().__init__()

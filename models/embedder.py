@@ -355,7 +355,7 @@ def runner_embedder(backend: str) -> Embedder:
 
 
 def _backend_for(canonical: str, quantize: bool, backend: str | None) -> str:
-    """The runtime that serves (canonical, quantize, backend): the torch int8 model (the reader's) and every
+    """The runtime that serves (canonical, quantize, backend): the torch int8 model (the reader's training) and every
     model but the packaged e5-small run on torch; so does the default on a CUDA GPU (OpenVINO runs on the CPU,
     and ONNX Runtime only with its CUDA provider)."""
     chosen = resolve_backend(backend)

@@ -149,8 +149,7 @@ def load_head(arrays: dict[str, Any], split: int, bert_config: Any, weights_file
 
 
 class TorchSpans:
-    """Start / end logits of one encoded input from the torch reader: the fp32 bottom, then the head. The lab
-    trains on `head` and `bottom`."""
+    """Start / end logits of one encoded input from the torch reader: the fp32 bottom, then the head."""
 
     def __init__(self, head: SpanHead, bottom: Bottom) -> None:
         self.head = head.eval()
@@ -163,9 +162,3 @@ class TorchSpans:
             start, end = self.head(self.bottom(ids, mask), mask)
         return start[0].numpy(), end[0].numpy()
 
-
-def torch_spans(reader: Any) -> TorchSpans:
-    """The torch encoder of a reader, which training reads and tunes (load_reader(backend="torch"))."""
-    if not isinstance(reader.spans_of, TorchSpans):
-        raise TypeError("this needs the torch reader: load it with load_reader(backend='torch')")
-    return reader.spans_of

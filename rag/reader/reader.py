@@ -84,11 +84,11 @@ class Reader:
         from models.embedder import load_embedder
         from rag.reader.encoder import Bottom, TorchSpans, embedder_bert, load_head
 
-        if serves_light(load_embedder(embedder)):  # e5-small on ONNX / OpenVINO: no sentence-transformers
+        model = load_embedder(embedder)
+        if serves_light(model):  # e5-small on ONNX / OpenVINO: no sentence-transformers
             light = e5_fp32(layers=config["split"])  # the bottom it runs; its own top layers follow
             bert, tokenizer = light.bert, light.tokenizer
-        else:
-            model = load_embedder(embedder)  # fp32, as the exported graph reads
+        else:  # torch serves it: its fp32 model, as the exported graph reads
             bert, tokenizer = embedder_bert(model.model), model.model.tokenizer
         head = load_head(arrays, config["split"], bert.config, folder / WEIGHTS_FILE)
         return cls(TorchSpans(head, Bottom(bert, config["split"])), tokenizer, config)

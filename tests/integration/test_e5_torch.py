@@ -76,7 +76,7 @@ def test_the_tokenizer_answers_the_readers_and_evaluators_calls_as_transformers_
 
 
 def test_the_reader_scores_the_same_on_either_model(sentence_transformers_e5):
-    from rag.reader.encoder import Bottom, TorchSpans, embedder_bert, torch_spans
+    from rag.reader.encoder import Bottom, TorchSpans, embedder_bert
     from rag.reader.reader import DEFAULT_WEIGHTS, Reader
     from rag.reader.types import Passage
 
@@ -86,7 +86,7 @@ def test_the_reader_scores_the_same_on_either_model(sentence_transformers_e5):
     passages = [Passage(text=TEXTS[1].removeprefix("passage: "), title="Radium Institute")]
     scores = []
     for bert, tokenizer in ((embedder_bert(fp32), fp32.tokenizer), (light.bert, light.tokenizer)):
-        one = Reader(TorchSpans(torch_spans(reader).head, Bottom(bert, reader.config["split"])), tokenizer,
+        one = Reader(TorchSpans(reader.spans_of.head, Bottom(bert, reader.config["split"])), tokenizer,
                      reader.config)
         scores.append(one.score("Who founded the Radium Institute?", passages, "en"))
     assert (scores[0].start == scores[1].start).all() and (scores[0].end == scores[1].end).all()

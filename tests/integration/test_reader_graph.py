@@ -1,6 +1,6 @@
 """The reader's exported graph (rag/reader/graph.py): the torch module it was exported from gives the same logits
 on both runtimes, the reader reads through it on the openvino backend, and a graph that cannot start leaves the
-reader on torch with a warning, never without a reader."""
+reader on torch with a warning, never without a reader; the torch reader reads the same fp32 bottom as the graph."""
 
 from __future__ import annotations
 
@@ -71,3 +71,12 @@ def test_a_graph_that_cannot_start_leaves_the_reader_on_torch(tmp_path, monkeypa
     assert isinstance(reader.spans_of, TorchSpans)
     answer = reader.read(QUESTION, PASSAGES, "en")
     assert answer is not None and answer.text == "Marie Curie"
+
+
+def test_the_torch_reader_runs_the_graphs_fp32_bottom():
+    # an int8 bottom (the torch reader's before da33669) moves these logits by up to 0.4 from the graph's
+    onnx, on_torch = Reader.load(DEFAULT_WEIGHTS, backend="onnx"), Reader.load(DEFAULT_WEIGHTS, backend="torch")
+    scored = [reader.score(QUESTION, PASSAGES, "en") for reader in (onnx, on_torch)]
+    assert (scored[0].encoded.input_ids == scored[1].encoded.input_ids).all()
+    assert np.abs(scored[0].start - scored[1].start).max() < 1e-2
+    assert np.abs(scored[0].end - scored[1].end).max() < 1e-2
