@@ -140,7 +140,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "long-documents",
         help="the Graph RAG benchmark shape: a folder of long documents (corpus/ + questions.jsonl) asked in every "
              "retrieval mode, right per question type and mode (lists by three quarters of their items)")
-    long_documents.add_argument("folder", type=Path, help="e.g. data/longdocs_heldout13")
+    long_documents.add_argument("folder", type=Path, help="e.g. data/longdocs_heldout17")
     long_documents.add_argument("--out", type=Path, default=Path("runs/long-documents"), help="results folder")
     long_documents.add_argument("--modes", nargs="+", help="modes to run (default: all)")
     long_documents.add_argument("--quiet", action="store_true", help="no progress bars")
