@@ -374,7 +374,7 @@ data/userlike_train (60 pages, 120 questions; written after reading the test cor
 data/userlike_train2 (66 pages, 150 questions; written without reading either), data/userlike_train3 (60 pages,
 150 questions; written without reading any of them, measured once before the decision trained on it) and
 data/userlike_train7 (60 pages, 126 questions, most of them single yes / no claims, true, false or about a subject
-no page names); and data/longdocs_train1 .. 21 (long sectioned documents in en / ru / zh, 36 questions each; 6 ..
+no page names); and data/longdocs_train1 .. 23 (long sectioned documents in en / ru / zh, 36 questions each; 6 ..
 21 were written blind as held-out sets, longdocs_heldout1 .. 16, and became training data once measured).
 The records are made with the reader on its default backend (the exported graph on OpenVINO,
 `CRAGRAPH_READER_BACKEND`): the decision reads that reader's scores, so a change of the reader's runtime
