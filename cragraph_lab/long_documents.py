@@ -2,9 +2,12 @@
 documents (data/longdocs_*): every question asked in each retrieval mode, scored by items, reported per type and mode.
 
 A question is right when its answer holds a gold answer; a list question when it names three quarters of its
-items (cragraph.evaluation.qa_metrics.holds_answer); an unanswerable one when the run abstains. The design scored
-with an LLM judge reading the answer; ours is string matching against the gold forms, which is stricter for a
-paraphrase and cannot be talked into a near miss. The index is built once and each mode answers over it.
+items (cragraph.evaluation.qa_metrics.holds_answer); an unanswerable one when the run abstains. A second table says
+where the defaults lost the right answers: not in the passages the answer read (retrieval and selection), read but
+no candidate right (the reader), a right candidate not chosen (the decision's ranking), chosen but withheld (its
+probability under `answer_threshold`). The design scored with an LLM judge reading the answer; ours is string
+matching against the gold forms, which is stricter for a paraphrase and cannot be talked into a near miss. The index
+is built once and each mode answers over it.
 """
 
 from __future__ import annotations
@@ -59,10 +62,28 @@ def run_long_documents(folder: Path, out: Path, modes: Sequence[str] = tuple(MOD
         for record in records:
             by_type[record["type"]][0] += scored(record)
             by_type[record["type"]][1] += 1
-        report["modes"][mode] = {"right": sum(r for r, _ in by_type.values()), "types": dict(by_type)}
+        report["modes"][mode] = {"right": sum(r for r, _ in by_type.values()), "types": dict(by_type),
+                                 "stages": stage_counts(records)}
     (out / "report.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
     (out / "report.md").write_text(markdown(report) + "\n", encoding="utf-8")
     return report
+
+
+STAGES = ("questions", "in_context", "in_candidates", "chosen_right", "right")
+
+
+def stage_counts(records: Sequence[dict[str, Any]]) -> dict[str, list[int]]:
+    """Per type, of the questions with a gold answer: how many there are, how many the passages read hold, how
+    many a candidate answers right, how many the chosen candidate answers right, how many are answered right."""
+    counts: dict[str, list[int]] = defaultdict(lambda: [0] * len(STAGES))
+    for record in records:
+        if not record.get("answers"):
+            continue
+        row = counts[record["type"]]
+        for i, held in enumerate([True, record.get("in_context"), record.get("in_candidates"),
+                                  record.get("chosen_right"), record["outcome"] == "right"]):
+            row[i] += bool(held)
+    return dict(counts)
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -74,4 +95,11 @@ def markdown(report: dict[str, Any]) -> str:
         lines.append(f"| {mode} | " + " | ".join(cells) + f" | {row['right']}/{report['questions']} |")
     total = sum(row["right"] for row in modes.values())
     lines.append(f"\nAll modes: {total} of {report['questions'] * len(modes)}.")
+    mode = "hybrid" if "hybrid" in modes else next(iter(modes), None)
+    stages = modes[mode].get("stages") if mode else None
+    if stages:
+        lines += [f"\nWhere the right answers were lost ({mode}; questions with a gold answer):\n",
+                  "| type | questions | in the passages read | a candidate right | chosen right | answered right |",
+                  "|---|---|---|---|---|---|"]
+        lines += [f"| {kind} | " + " | ".join(str(n) for n in row) + " |" for kind, row in sorted(stages.items())]
     return "\n".join(lines)

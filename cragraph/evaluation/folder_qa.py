@@ -43,26 +43,44 @@ def answer_questions(questions: Sequence[dict[str, Any]], index: Path, overrides
     from rag.context import Context
 
     context = Context(**{"index": str(index), "web_search": False, **(overrides or {})})
+    keys = [*graph.output_channels, "selected", "hops"]  # what the answer read, for the stage columns
     records = []
     for question in tqdm(questions, desc="questions", disable=not progress):
         started = time.perf_counter()
-        result = graph.invoke({"question": question["question"]}, context=context)
+        result = graph.invoke({"question": question["question"]}, context=context, output_keys=keys)
         elapsed = (time.perf_counter() - started) * 1000
         answer: dict[str, Any] = next((r for r in result.get("trace", []) if r.get("node") == "answer"), {})
+        golds, items = question.get("answers") or [], question.get("items")
         records.append({
             **{k: question.get(k) for k in ("id", "question", "answers", "type", "language", "items")},
             "answer": result.get("answer", ""),
             "abstained": bool(result.get("abstained")),
-            "outcome": outcome(result, question.get("answers") or [], question.get("items")),
+            "outcome": outcome(result, golds, items),
             "confidence": result.get("confidence") or (result.get("withheld") or {}).get("confidence"),
             "chain": answer.get("chain") or [],
             "ms": round(elapsed, 1),
             # what `python -m cragraph_lab bench decision-training` reads: every candidate the answer node weighed
             "mode": "crag-multihop",
-            "unanswerable": not question.get("answers"),
+            "unanswerable": not golds,
             "candidates": answer.get("candidates") or [],
+            **stages(result, answer.get("candidates") or [], golds, items),
         })
     return records
+
+
+def stages(result: dict[str, Any], candidates: Sequence[dict[str, Any]], golds: Sequence[str],
+           items: Sequence[Sequence[str]] | None) -> dict[str, bool | None]:
+    """Where a right answer was lost: whether the passages the answer read (the selected context and the plan's
+    hops) hold it (a list: three quarters of its items), whether a candidate the answer weighed is right, and
+    whether the one it chose is, given or withheld. None for a question with no gold answer."""
+    if not golds:
+        return {"in_context": None, "in_candidates": None, "chosen_right": None}
+    read = [p.get("text", "") for p in result.get("selected") or []]
+    read += [p.get("text", "") for hop in result.get("hops") or [] for p in hop.get("passages") or []]
+    chosen = (result.get("withheld") or {}).get("answer", "") if result.get("abstained") else result.get("answer", "")
+    return {"in_context": holds_answer(" \n ".join(read), golds, items),
+            "in_candidates": any(holds_answer(c.get("answer", ""), golds, items) for c in candidates),
+            "chosen_right": holds_answer(chosen, golds, items)}
 
 
 def outcome(result: dict[str, Any], golds: Sequence[str], items: Sequence[Sequence[str]] | None = None) -> str:
