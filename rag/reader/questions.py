@@ -35,7 +35,12 @@ class QuestionForm:
 
 
 def _strip(text: str) -> str:
-    return text.strip(" \t\"'«»“”?？,，.。:：;；")
+    """The text without the punctuation around it; a closing quote stays when the text opens it ("лидар «Иней»")."""
+    stripped = text.strip(" \t\"'«»“”?？,，.。:：;；")
+    for opening, closing in ("«»", "“”"):
+        if stripped.count(opening) > stripped.count(closing) and text.rstrip().find(closing, len(stripped) - 1) >= 0:
+            stripped += closing
+    return stripped
 
 
 def question_form(question: str, language: str) -> QuestionForm:
@@ -44,8 +49,10 @@ def question_form(question: str, language: str) -> QuestionForm:
     parts = _OR.split(q.rstrip("?？ "))
     if len(parts) == 2 and parts[0] and parts[1]:
         left, right = parts
-        # the first option starts after the last comma / colon, or after a leading auxiliary ("Was A or B ...")
-        cut = max(left.rfind(","), left.rfind("，"), left.rfind(":"), left.rfind("："))
+        # the first option starts after the last comma / colon / dash, or after a leading auxiliary ("Was A or B ...")
+        dash = left.rfind(" — ")
+        cut = max(left.rfind(","), left.rfind("，"), left.rfind(":"), left.rfind("："), dash + 1 if dash >= 0 else -1)
+        announced = cut >= 0 and left[cut] in ":：—"  # "Which came first: A or B?": what follows is the options
         if cut >= 0:
             first = left[cut + 1 :]
         elif (aux := EN_AUX.match(left)) and left[aux.end():aux.end() + 1].isspace():
@@ -59,7 +66,7 @@ def question_form(question: str, language: str) -> QuestionForm:
             words = second.split()
             second = " ".join(words[: _capitalized_run(words)])
         first, second = _strip(first), _strip(second)
-        if _option_like(first, language) and _option_like(second, language):
+        if _option_like(first, language, announced) and _option_like(second, language, announced):
             return QuestionForm("options", (first, second))
     if len(parts) > 1:  # "... high or low?", "... restored or did they ...?": an alternative, not yes / no
         return QuestionForm("span")
@@ -94,13 +101,16 @@ def _capitalized_run(words: list[str], trailing: bool = False) -> int:
     return n
 
 
-def _option_like(text: str, language: str) -> bool:
-    """A short name-like alternative (capitalised or a number, in languages with capitals)."""
-    if not text or len(text) > 80 or len(text.split()) > 8:
+def _option_like(text: str, language: str, announced: bool = False) -> bool:
+    """A short name-like alternative (capitalised or a number, in languages with capitals; a quoted name counts:
+    "лидар «Иней»"); after a colon or a dash that announces the options, any short phrase ("the casting of the
+    first bell"), an event being as good an option as a name."""
+    if not text or len(text) > (120 if announced else 80) or len(text.split()) > (12 if announced else 8):
         return False
     if not any(ch.isalpha() for ch in text):
         return False
-    return language == "zh" or any(w[:1].isupper() or w[:1].isdigit() for w in text.split())
+    return announced or language == "zh" or any(w.lstrip("«\"'“(")[:1].isupper() or w[:1].isdigit()
+                                                 for w in text.split())
 
 
 def is_both_question(question: str) -> bool:

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from rag.answering.rules.compare import compare_options, mentioned, page_of
+from rag.answering.rules.compare import compare_options, comparison_kind, mentioned, page_of
+from rag.answering.rules.dated import dated_answer
 from rag.answering.rules.forms import answer_yesno, option_answer
 from rag.reader.folding import as_written, fold
 from rag.reader.questions import QuestionForm, question_form
@@ -56,11 +57,18 @@ def _by_rule(reader: Reader, question: str, form: QuestionForm, passages: list[P
                 no_answer_margin(scored, decided) if decided.span_score else None)
             decided = replace(decided, rule=decided.rule or "yes_no", margin=margin)
         return True, decided
-    paged = form.kind == "options" and all(page_of(option, passages) is not None for option in form.options)
-    if paged or (form.kind == "options" and all(mentioned(option, passages) for option in form.options)):
+    if form.kind != "options":
+        return False, None
+    paged = all(page_of(option, passages) is not None for option in form.options)
+    if paged or all(mentioned(option, passages) for option in form.options):
         compared = compare_options(question, form.options, passages)
         if compared is not None:
             return True, replace(option_answer(compared, passages), rule="compared")
+    kind = comparison_kind(question)
+    if kind is not None and kind[0] == "time" and len(form.options) == 2:  # events the documents date
+        dated = dated_answer(reader, form.options, passages, language, kind[1])
+        if dated is not None:
+            return True, dated
     return False, None
 
 

@@ -23,7 +23,7 @@ from stores.tokenize import tokenize
 
 # (concept, kind, sign): sign +1 = the larger value wins, -1 = the smaller value wins; checked in this order
 _COMPARATIVES = (("EARLIER", "time", -1), ("LATER", "time", +1), ("MORE", "size", +1), ("LESS", "size", -1))
-_YEAR = re.compile(r"(?<!\d)(1[0-9]{3}|20[0-9]{2})(?!\d)")
+YEAR = re.compile(r"(?<!\d)(1[0-9]{3}|20[0-9]{2})(?!\d)")
 _NUMBER = re.compile(r"(?<![A-Za-zА-Яа-яЁё第\d.,])(\d{1,3}(?:[,\s]\d{3})+|\d+(?:\.\d+)?)(?![\d])")
 _ORDINAL = re.compile(r"(?:st|nd|rd|th)\b|-?(?:й|я|е|го)\b")
 _MULTIPLIERS = {
@@ -179,10 +179,10 @@ def sentences(text: str) -> list[str]:
 
 def _value(opening: str, kind: str) -> float | None:
     if kind == "time":
-        match = _YEAR.search(opening)
+        match = YEAR.search(opening)
         return float(match.group(1)) if match else None
     for match in _NUMBER.finditer(opening):
-        if _YEAR.fullmatch(match.group(1)) and not _unit_follows(opening, match.end()):
+        if YEAR.fullmatch(match.group(1)) and not _unit_follows(opening, match.end()):
             continue  # a year, not a size
         if _ORDINAL.match(opening, match.end()):
             continue  # a rank, not a size

@@ -35,6 +35,13 @@ ATTRIBUTES = _merged_attributes()
 """A compared attribute's name -> (the question's cue words, the words a page states it with), every language."""
 UNITS = tuple(unit for language in LANGUAGES for unit in language.UNITS)
 """(the words of a unit, its factor to one measure), areas before lengths within each language."""
+MONTHS = tuple(tuple(w for language in LANGUAGES for w in language.MONTHS[m]) for m in range(12))
+"""Each month's words in every language, January first."""
+
+
+def when_question(subject: str, language: str) -> str:
+    """The question that asks when `subject` (an event: "the opening of the Hollins Depot hub") happened."""
+    return {"ru": ru, "zh": zh}.get(language, en).WHEN.format(subject)
 
 
 def comparative(text: str, concept: str) -> list[tuple[int, int]]:

@@ -6,6 +6,9 @@ PAIR = ("both", "same", "either")  # a question about two things at once
 THAN = ("than", "before", "after")
 EARLIER = ("older", "oldest", "earlier", "earliest", "first", "sooner", "before", "prior to")
 LATER = ("younger", "youngest", "later", "latest", "newer", "newest", "more recent", "most recent", "after")
+MONTHS = (("january",), ("february",), ("march",), ("april",), ("may",), ("june",), ("july",), ("august",),
+          ("september",), ("october",), ("november",), ("december",))  # a date's month, in order
+WHEN = "When was {}?"  # the question that asks when an event (a compared option) happened
 MORE = ("longer", "longest", "taller", "tallest", "larger", "largest", "bigger", "biggest", "higher", "highest",
         "heavier", "wider", "deeper", "more", "most", "over", "exceed", "exceeds", "pricier", "dearer")
 LESS = ("shorter", "shortest", "smaller", "smallest", "lower", "lowest", "lighter", "narrower", "less", "fewer",
