@@ -91,7 +91,8 @@ def outcome(result: dict[str, Any], golds: Sequence[str], items: Sequence[Sequen
 
 
 def summary(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Right / wrong / abstained counts per question type (all languages), then per type and language."""
+    """Right / wrong / abstained counts per question type (all languages), then per type and language; of the
+    questions with a gold answer, how many the passages read hold and how many a candidate answered right."""
     groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for record in records:
         groups[(record["type"], "all")].append(record)
@@ -99,14 +100,20 @@ def summary(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for (kind, language), members in sorted(groups.items()):
         counts = {o: sum(r["outcome"] == o for r in members) for o in ("right", "wrong", "abstained")}
-        rows.append({"type": kind, "language": language, "questions": len(members), **counts})
+        answerable = [r for r in members if r.get("answers")]
+        rows.append({"type": kind, "language": language, "questions": len(members), **counts,
+                     "answerable": len(answerable), "in_context": sum(bool(r.get("in_context")) for r in answerable),
+                     "in_candidates": sum(bool(r.get("in_candidates")) for r in answerable)})
     return rows
 
 
 def markdown(rows: Sequence[dict[str, Any]]) -> str:
-    lines = ["| type | language | questions | right | wrong | abstained |", "|---|---|---|---|---|---|"]
-    lines += [f"| {r['type']} | {r['language']} | {r['questions']} | {r['right']} | {r['wrong']} | {r['abstained']} |"
-              for r in rows]
+    lines = ["| type | language | questions | right | wrong | abstained | answer in the passages read | a candidate "
+             "right |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        stages = [f"{r[k]}/{r['answerable']}" if r.get("answerable") else "-" for k in ("in_context", "in_candidates")]
+        lines.append(f"| {r['type']} | {r['language']} | {r['questions']} | {r['right']} | {r['wrong']} | "
+                     f"{r['abstained']} | {stages[0]} | {stages[1]} |")
     return "\n".join(lines)
 
 

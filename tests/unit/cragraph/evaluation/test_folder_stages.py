@@ -21,3 +21,19 @@ def test_a_list_is_held_by_three_quarters_of_its_items_and_unanswerable_question
     assert stages(result, [{"answer": "Harvesting, Evaporation, Refining"}], ["Harvesting"], items) == \
         {"in_context": True, "in_candidates": True, "chosen_right": False}
     assert stages(result, [], [], None) == {"in_context": None, "in_candidates": None, "chosen_right": None}
+
+
+def test_the_summary_counts_the_stages_over_the_questions_with_an_answer():
+    from cragraph.evaluation.folder_qa import markdown, summary
+
+    records = [
+        {"type": "bridge", "language": "en", "answers": ["x"], "outcome": "right", "in_context": True,
+         "in_candidates": True},
+        {"type": "bridge", "language": "en", "answers": ["y"], "outcome": "abstained", "in_context": True,
+         "in_candidates": False},
+        {"type": "unanswerable", "language": "en", "answers": [], "outcome": "abstained", "in_context": None,
+         "in_candidates": None},
+    ]
+    table = markdown(summary(records))
+    assert "| bridge | all | 2 | 1 | 0 | 1 | 2/2 | 1/2 |" in table
+    assert "| unanswerable | all | 1 | 0 | 0 | 1 | - | - |" in table
