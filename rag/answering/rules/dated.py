@@ -31,8 +31,8 @@ def date_of(text: str) -> tuple[int, int | None] | None:
         return None
     found = [(s, e, m) for m, entries in enumerate(grammar.MONTHS, start=1) for s, e in grammar.find(text, entries)]
     found = [f for f in found if not any(o != f and o[0] <= f[0] and f[1] <= o[1] for o in found)]  # "1月" in "11月"
-    near = [(min(abs(year.start() - e), abs(s - year.end())), m) for s, e, m in found
-            if min(abs(year.start() - e), abs(s - year.end())) <= _NEAR]
+    apart = [(max(year.start() - e, s - year.end()), m) for s, e, m in found]  # characters between month and year
+    near = [(gap, m) for gap, m in apart if gap <= _NEAR]
     return int(year.group(1)), (min(near)[1] if near else None)
 
 
@@ -42,8 +42,8 @@ def speaks_of(sentence: str, option: str) -> bool:
     reader's best span for "When was the sale of X?" in a sentence about Y) dates nothing."""
     if HAN.search(option):
         return any(option[i:i + 2] in sentence for i in range(len(option) - 1))
-    names = [w.strip("«»\"'“”()") for w in option.split()[1:] + option.split()[:1]]
-    names = [w for w in names if len(w) >= 3 and w[:1].isupper() and w.lower() not in _NOT_NAMES]
+    words = [w.strip("«»\"'“”()") for w in option.split()]
+    names = [w for w in words if len(w) >= 3 and w[:1].isupper() and w.lower() not in _NOT_NAMES]
     return not names or any(name.lower() in sentence.lower() for name in names)
 
 
