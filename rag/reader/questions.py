@@ -37,8 +37,9 @@ class QuestionForm:
 def _strip(text: str) -> str:
     """The text without the punctuation around it; a closing quote stays when the text opens it ("лидар «Иней»")."""
     stripped = text.strip(" \t\"'«»“”?？,，.。:：;；")
+    cut = text[text.find(stripped) + len(stripped):] if stripped else ""  # what was stripped at the end
     for opening, closing in ("«»", "“”"):
-        if stripped.count(opening) > stripped.count(closing) and text.rstrip().find(closing, len(stripped) - 1) >= 0:
+        if stripped.count(opening) > stripped.count(closing) and closing in cut:
             stripped += closing
     return stripped
 

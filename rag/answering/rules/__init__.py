@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 from rag.answering.rules.compare import compare_options, comparison_kind, mentioned, page_of
 from rag.answering.rules.dated import dated_answer
 from rag.answering.rules.forms import answer_yesno, option_answer
-from rag.reader import grammar
 from rag.reader.folding import as_written, fold
 from rag.reader.questions import QuestionForm, question_form
 from rag.reader.types import Passage, ReaderAnswer
@@ -66,8 +65,7 @@ def _by_rule(reader: Reader, question: str, form: QuestionForm, passages: list[P
         if compared is not None:
             return True, replace(option_answer(compared, passages), rule="compared")
     kind = comparison_kind(question)
-    ages = grammar.says(question, grammar.ATTRIBUTES["age"][0])  # "who is older": a birth, which compare.py reads
-    if kind is not None and kind[0] == "time" and not ages and len(form.options) == 2:  # events the documents date
+    if kind is not None and kind[0] == "time" and len(form.options) == 2:  # events the documents date
         dated = dated_answer(reader, form.options, passages, language, kind[1])
         if dated is not None:
             return True, dated

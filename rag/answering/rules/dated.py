@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from rag.answering.rules.compare import YEAR
 from rag.reader import grammar
+from rag.reader.names import roots
 from rag.reader.types import Passage, ReaderAnswer
 from stores.scripts import HAN
 
@@ -37,14 +38,14 @@ def date_of(text: str) -> tuple[int, int | None] | None:
 
 
 def speaks_of(sentence: str, option: str) -> bool:
-    """The sentence a date was read from names the option: one of its names (a capitalised or quoted word) when it
-    has any, two characters of it in a row in Chinese. A date read from a sentence about something else (the
-    reader's best span for "When was the sale of X?" in a sentence about Y) dates nothing."""
+    """The sentence a date was read from names the option: the root of one of its names (a capitalised or quoted
+    word) when it has any, two characters of it in a row in Chinese. A date read from a sentence about something
+    else (the reader's best span for "When was the sale of X?" in a sentence about Y) dates nothing."""
     if HAN.search(option):
         return any(option[i:i + 2] in sentence for i in range(len(option) - 1))
     words = [w.strip("«»\"'“”()") for w in option.split()]
     names = [w for w in words if len(w) >= 3 and w[:1].isupper() and w.lower() not in _NOT_NAMES]
-    return not names or any(name.lower() in sentence.lower() for name in names)
+    return not names or bool(roots(" ".join(names)) & roots(sentence))  # in any inflection: «Калиновая» / «Калиновой»
 
 
 def earlier(a: tuple[int, int | None], b: tuple[int, int | None]) -> int | None:

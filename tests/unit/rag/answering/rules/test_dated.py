@@ -90,11 +90,6 @@ def test_no_answer_when_a_date_is_missing_or_the_dates_do_not_tell():
     assert dated_answer(reader, options, same, "en", -1) is None  # type: ignore[arg-type]
 
 
-def test_who_is_older_is_left_to_the_birth_dates_of_the_options_pages():
-    from rag.answering.rules import _by_rule
 
-    reader = _DatesReader({"Tomas Riddle": (0, "1968"), "Martin Lowe": (1, "1990")})
-    passages = [Passage("Tomas Riddle (born 1968) runs Fennick Instruments."),
-                Passage("Martin Lowe founded Lowe Marine in 1990.")]
-    question = "Who is older, Tomas Riddle or Martin Lowe?"
-    assert _by_rule(reader, question, question_form(question, "en"), passages, "en") == (False, None)  # type: ignore[arg-type]
+def test_a_name_is_met_in_any_inflection():
+    assert speaks_of("Вышку «Калиновой» ввели в строй в 2019 году.", "ввод в строй вышки «Калиновая»")
