@@ -5,6 +5,10 @@ the frozen bottom layers are cached on disk (the same inputs give the same cache
 seeded generator. Writes reader.npz + config.json (with validation EM / F1 per source, validation being a
 hash-carved part of the training data) after every epoch, so a stopped run still leaves weights; then fits the
 candidate re-ranker on the validation split (cragraph_lab.reader_reranker).
+
+`average_readers` mixes two trained readers weight by weight (a "model soup", Wortsman et al. 2022): both start
+from the same e5 layers and recipe, so their average keeps most of what each learned; a recipe retrained on new
+data then moves the shipped reader part of the way instead of trading one source's answers for another's.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from tqdm import tqdm
 from cragraph.evaluation.qa_metrics import exact_match, token_f1
 from cragraph_lab.reader_examples import Example, training_examples
 from rag.reader.decode import best_spans, clean_span
-from rag.reader.encoder import Bottom, Layer, SpanHead, embedder_bert
+from rag.reader.encoder import Bottom, Layer, SpanHead, embedder_bert, load_head
 from rag.reader.inputs import answer_char_spans, encode, token_positions
 from rag.reader.window import build_context
 
@@ -221,7 +225,7 @@ def train_reader(
         flush=True,
     )
     bottom = Bottom(quantized, config["split"])
-    cache = cache or Path(platformdirs.user_cache_dir("cragraph")) / "reader-features"
+    cache = cache or _feature_cache()
     train_feats = bottom_features(train_rows, bottom, cache)
     val_feats = bottom_features(val_rows, bottom, cache)
 
@@ -261,4 +265,50 @@ def train_reader(
 
     metrics["reranker"] = fit_reranker(out, data_root)
     print(f"re-ranker (cross-validated on the validation split) {json.dumps(metrics['reranker'])}", flush=True)
+    return metrics
+
+
+def _feature_cache() -> Path:
+    return Path(platformdirs.user_cache_dir("cragraph")) / "reader-features"
+
+
+def mixed_weights(base: Path, other: Path, weight: float) -> dict[str, np.ndarray]:
+    """(1 - weight) * base + weight * other, array by array, in base's dtype; ValueError if they do not match."""
+    if not 0.0 <= weight <= 1.0:
+        raise ValueError(f"weight {weight}: the share of the other reader must be within 0 .. 1")
+    with np.load(base) as a, np.load(other) as b:
+        if set(a.files) != set(b.files) or any(a[k].shape != b[k].shape for k in a.files):
+            raise ValueError(f"{base} and {other} hold readers of different shapes: they cannot be averaged")
+        return {k: ((1 - weight) * a[k].astype(np.float32) + weight * b[k].astype(np.float32)).astype(a[k].dtype)
+                for k in a.files}
+
+
+def average_readers(
+    base: Path, other: Path, weight: float, out: Path, threads: int = 2, data_root: Path | None = None
+) -> dict[str, Any]:
+    """Write (1 - weight) * base + weight * other (reader.npz) to `out` with `other`'s recipe, its validation
+    metrics and a re-ranker fitted for the mixture; return the metrics."""
+    arrays: dict[str, Any] = mixed_weights(base / "reader.npz", other / "reader.npz", weight)
+    config = json.loads((other / "config.json").read_text())
+    config = {k: v for k, v in config.items() if k not in ("validation", "reranker")}
+    out.mkdir(parents=True, exist_ok=True)
+    np.savez(out / "reader.npz", **arrays)
+    torch.set_num_threads(threads)
+    from models.embedder import load_embedder
+
+    embedder = load_embedder("e5-small")
+    quantized = embedder_bert(load_embedder("e5-small", quantize=True).model)
+    _, val = training_examples(
+        config["seed"], config["n_passages"], config["cmrc_train_max"], config["cmrc_dev_max"], data_root,
+        config.get("min_passages"),
+    )
+    val_rows = prepare(val, embedder.model.tokenizer, config)
+    val_feats = bottom_features(val_rows, Bottom(quantized, config["split"]), _feature_cache())
+    head = load_head(arrays, config["split"], embedder_bert(embedder.model).config, out / "reader.npz")
+    metrics = evaluate(val_rows, predict(head, val_rows, val_feats, config["max_answer_tokens"]))
+    mixed = {**config, "averaged": {"base": str(base), "other": str(other), "weight": weight}}
+    (out / "config.json").write_text(json.dumps({**mixed, "validation": metrics}, indent=1))
+    from cragraph_lab.reader_reranker import fit_reranker
+
+    metrics["reranker"] = fit_reranker(out, data_root)
     return metrics

@@ -9,6 +9,7 @@
     training-data                                               the evaluator's data folders (training_data.py)
     cosine-calibration DIR                                      cosine evaluator points (cosine_calibration.py)
     reader-training --out DIR                                   the short-answer reader (reader_training.py)
+    reader-average BASE OTHER --weight W --out DIR              two readers mixed weight by weight (same)
     decision-data                                               the answer decision's training folders
     decision-training RESULTS.jsonl ...                         the answer decision (decision_training.py)
     decision-replay NEW_RUNS OLD_RUNS                            a run re-decided, paired (decision_replay.py)
@@ -115,6 +116,20 @@ def register(commands: argparse._SubParsersAction) -> None:
     reader.add_argument("--rerank-only", action="store_true",
                         help="keep the span model in --out and only refit its candidate re-ranker")
     reader.set_defaults(run=_reader_training)
+
+    average = benches.add_parser(
+        "reader-average", help="mix two trained readers weight by weight (a model soup): the shipped one and one "
+                               "retrained on new data; writes reader.npz + config.json with its re-ranker",
+        description="(1 - weight) * BASE + weight * OTHER, with OTHER's recipe; validation EM per source and a "
+                    "re-ranker fitted for the mixture")
+    average.add_argument("base", type=Path, help="a reader's weights folder (e.g. rag/reader/weights)")
+    average.add_argument("other", type=Path, help="a reader trained with the same recipe's layers")
+    average.add_argument("--weight", type=float, default=0.5, help="the share of OTHER (0 .. 1)")
+    average.add_argument("--out", type=Path, required=True, help="folder for reader.npz and config.json")
+    average.add_argument("--threads", type=int, default=2)
+    average.add_argument("--data-root", type=Path, default=None,
+                         help="the shared data folder (default: ../shared/data)")
+    average.set_defaults(run=_reader_average)
 
     decision_data = benches.add_parser(
         "decision-data", help="write the answer decision's XQuAD and NQ training folders (user cache)")
@@ -416,6 +431,19 @@ def _reader_training(args: argparse.Namespace) -> int:
         return 0
     metrics = train_reader(args.out, args.threads, _overrides(args.set, default_config()), args.data_root)
     print(json.dumps(metrics.get("ALL", {})))
+    return 0
+
+
+def _reader_average(args: argparse.Namespace) -> int:
+    import json
+
+    from cragraph_lab.reader_training import average_readers
+
+    try:
+        metrics = average_readers(args.base, args.other, args.weight, args.out, args.threads, args.data_root)
+    except ValueError as error:
+        raise SystemExit(str(error)) from error
+    print(json.dumps({"validation": metrics.get("ALL", {}), "reranker": metrics.get("reranker", {})}))
     return 0
 
 
