@@ -162,10 +162,19 @@ def _sections(state: State, runtime: Runtime[Context], settings: Context) -> Sec
         text, first = "", int(chunks[0].metadata.get("start", 0))
         for chunk in chunks:
             begin = int(chunk.metadata.get("start", 0)) - first
-            text += "\n" * max(0, begin - len(text)) + chunk.text  # only whitespace lay between chunks
+            text += _between(begin - len(text)) + chunk.text
         return text, int(metadata["start"]) - first
 
     return section
+
+
+def _between(gap: int) -> str:
+    """The whitespace that lay between two chunks `gap` characters apart (the chunker cuts between sentences and
+    keeps neither side's whitespace): two characters are a paragraph break; otherwise a line break and the next
+    line's indentation (a wrapped list item goes on: a blank line there would end its list)."""
+    if gap <= 0:
+        return ""
+    return "\n\n" if gap == 2 else "\n" + " " * (gap - 1)
 
 
 def _unheld(subjects: Sequence[str]) -> str:
