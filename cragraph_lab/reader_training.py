@@ -7,8 +7,8 @@ hash-carved part of the training data) after every epoch, so a stopped run still
 candidate re-ranker on the validation split (cragraph_lab.reader_reranker).
 
 `average_readers` mixes two trained readers weight by weight (a "model soup", Wortsman et al. 2022): both start
-from the same e5 layers and recipe, so their average keeps most of what each learned; a recipe retrained on new
-data then moves the shipped reader part of the way instead of trading one source's answers for another's.
+from the same e5 layers and recipe, so their average is a reader too, between the two, and a retrain on new data
+can move the shipped reader part of the way (docs/answering.md, issue 57's twelfth pass, measures such mixtures).
 """
 
 from __future__ import annotations
