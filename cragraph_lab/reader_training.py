@@ -296,15 +296,15 @@ def average_readers(
     torch.set_num_threads(threads)
     from models.embedder import load_embedder
 
-    embedder = load_embedder("e5-small")
-    quantized = embedder_bert(load_embedder("e5-small", quantize=True).model)
+    embedder = load_embedder("e5-small")  # its tokenizer and layer config; the features come from the int8 bottom,
+    quantized = embedder_bert(load_embedder("e5-small", quantize=True).model)  # as train_reader's validation does
     _, val = training_examples(
         config["seed"], config["n_passages"], config["cmrc_train_max"], config["cmrc_dev_max"], data_root,
         config.get("min_passages"),
     )
     val_rows = prepare(val, embedder.model.tokenizer, config)
     val_feats = bottom_features(val_rows, Bottom(quantized, config["split"]), _feature_cache())
-    head = load_head(arrays, config["split"], embedder_bert(embedder.model).config, out / "reader.npz")
+    head = load_head(arrays, config["split"], quantized.config, out / "reader.npz")
     metrics = evaluate(val_rows, predict(head, val_rows, val_feats, config["max_answer_tokens"]))
     mixed = {**config, "averaged": {"base": str(base), "other": str(other), "weight": weight}}
     (out / "config.json").write_text(json.dumps({**mixed, "validation": metrics}, indent=1))

@@ -159,13 +159,18 @@ def _sections(state: State, runtime: Runtime[Context], settings: Context) -> Sec
             [c for c in documents[doc_id] if int(c.metadata.get("position", -2)) in (position, position + 1)]
         if not chunks:
             return passage.get("text") or "", 0
-        text, first = "", int(chunks[0].metadata.get("start", 0))
-        for chunk in chunks:
-            begin = int(chunk.metadata.get("start", 0)) - first
-            text += _between(begin - len(text)) + chunk.text
-        return text, int(metadata["start"]) - first
+        return joined(chunks), int(metadata["start"]) - int(chunks[0].metadata.get("start", 0))
 
     return section
+
+
+def joined(chunks: Sequence[Any]) -> str:
+    """The text of consecutive chunks of one document as it lay there (the chunks' `start` offsets place them)."""
+    text, first = "", int(chunks[0].metadata.get("start", 0))
+    for chunk in chunks:
+        begin = int(chunk.metadata.get("start", 0)) - first
+        text += _between(begin - len(text)) + chunk.text
+    return text
 
 
 def _between(gap: int) -> str:

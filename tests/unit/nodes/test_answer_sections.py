@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nodes.answer import _between
+from nodes.answer import _between, joined
 from rag.answering.lists import list_at
 from stores.chunking import chunk_document
 from stores.loaders import load_documents
@@ -38,9 +38,7 @@ def test_a_wrapped_numbered_list_read_back_from_its_chunks_keeps_every_item(tmp_
     chunks = chunk_document(doc, embed, min_chars=0, max_chars=100, whole_doc_chars=0)
     gaps = [int(b.metadata["start"]) - int(a.metadata["end"]) for a, b in zip(chunks, chunks[1:], strict=False)]
     assert any(gap > 2 for gap in gaps), "a cut inside a wrapped item: a line break and its indentation"
-    text = chunks[0].text
-    for chunk, gap in zip(chunks[1:], gaps, strict=True):
-        text += _between(gap) + chunk.text
+    text = joined(chunks)  # what the answer node's section reader reads
     start = text.index("Dunmere")
     items, form = list_at(text, start, start + len("Dunmere Processing Laboratory"))
     assert form == "block"
