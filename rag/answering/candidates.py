@@ -92,6 +92,7 @@ class Candidate:
     items: list[str] = field(default_factory=list)  # a list answer's items (rag.answering.lists)
     listed: int = 0  # how many items its list had (more than `items` holds when it was cut)
     list_form: str = ""  # "block" or "sentence" (rag.answering.lists.list_at)
+    look_alike: bool = False  # read from the page of a look-alike of a named entity (about_a_look_alike)
 
     @property
     def text(self) -> str:

@@ -21,7 +21,9 @@ the question's words (the towers of "which towers", 码头 of "哪些码头": a 
 the places beside the asked things does not) and how many are dates when the question does not ask when (a
 chronology's years, read where the reader pointed at one of its entries); and whether its passage is a section of
 a longer document rather than a page of its own (the grade, the verdict and a named page mean less there: the
-evaluator learned them on pages about one entity each).
+evaluator learned them on pages about one entity each), and whether it stands on the page of a look-alike of an
+entity the question names (the sister ship's launch year; a report's section whose heading shares a word with the
+asked name is that far less often).
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ FEATURES = (
     "rare_missing", "type_fit", "is_title", "led_to", "leads_on", "hop_value", "in_question", "log_length",
     "graded", "grade", "best_grade", "best_evidence", "verdict_correct", "verdict_incorrect", "named_page",
     "unnamed", "multihop", "ru", "zh", "passages", "asks_list", "list_answer", "log_items", "list_block",
-    "items_echo", "items_dated", "in_section",
+    "items_echo", "items_dated", "in_section", "look_alike",
 )
 
 
@@ -133,6 +135,7 @@ def featurize(candidates: Sequence[Candidate], question: str, signals: dict[str,
             "items_dated": _share(candidate.items, lambda item: span_type(item) == "year")
             if asked_for != "time" else 0.0,
             "in_section": float(in_section(candidate.passage)),
+            "look_alike": float(candidate.look_alike),
         }
 
 
@@ -200,7 +203,7 @@ RULES = ("yes_no", "compared")
 MODEL_READINGS = ("one_pass", "hop_chain", "per_passage", "linked", "claim")
 INTERACTING = ("margin", "share", "rank", "cover", "asked_cover", "rare_missing", "first_hop", "second_hop", "grade",
                "agree", "log_length", "type_fit", "led_to", "leads_on")
-IN_SECTION = ("grade", "best_grade", "verdict_incorrect", "first_hop", "named_page")
+IN_SECTION = ("grade", "best_grade", "verdict_incorrect", "first_hop", "named_page", "look_alike")
 # What the decision reads: the signals, each of INTERACTING per reading (a margin means more in one reading than in
 # another), and each of IN_SECTION for a section's passage, so one linear model can weigh them apart.
 MODEL_FEATURES = (*(f for f in FEATURES if f not in RULES), "rule",

@@ -72,7 +72,7 @@ def gather(reader: Reader, question: str, context: Sequence[dict[str, Any]], hop
     question's named pages link to may be (graded against the whole compound question, a bridge entity's page
     seldom passes); `follow`: a search of the index for the pages a sentence names, which finds a linked page
     that retrieval for the whole question never reached; `entities`: the names the question holds, whose
-    look-alikes' pages answer nothing about them (candidates.about_a_look_alike). A yes / no question about one
+    look-alikes' pages are flagged for the decision (candidates.about_a_look_alike). A yes / no question about one
     subject is judged by the claim reading (claims.py) over every passage that names its subject."""
     chained = along_hops(reader, hops, language)
     # a claim about a bridge entity ("Was the founder of X born in Y?") is checked along the chain first: the
@@ -88,7 +88,8 @@ def gather(reader: Reader, question: str, context: Sequence[dict[str, Any]], hop
         candidates += per_passage(reader, question, context, language, candidates, pool, follow,
                                   bridged=len(hops) > 1)
     named = [terms for terms in (set(tokenize(name)) for name in entities) if terms]
-    candidates = [c for c in candidates if not about_a_look_alike(c, named)]
+    for candidate in candidates:  # the decision weighs it: a report's section is no page about one entity
+        candidate.look_alike = about_a_look_alike(candidate, named)
     gathered = Gathered([])
     everything = [*context, *pool]
     for candidate in candidates:

@@ -271,12 +271,15 @@ def test_the_llm_is_asked_to_answer_a_traditional_question_in_traditional_charac
 
 
 
-def test_a_look_alikes_page_gives_no_answer_about_the_entity_the_question_names():
+def test_a_look_alikes_page_is_no_answer_about_the_entity_the_question_names():
     ferry = {"id": "corriebell#0", "doc_id": "corriebell", "title": "MV Corriebell", "source": "index", "url": None,
              "text": "MV Corriebell is a ferry. She was launched in 1934 and entered service the next spring.",
              "strips": [{"text": "She was launched in 1934 and entered service the next spring.", "score": 0.8}]}
     state = {"language": "en", "selected": [ferry], "verdict": "correct"}
     own = run({**state, "question": "In what year was MV Corriebell launched?"}, sentences=1)
     assert own["answer"].startswith("1934") and not own["abstained"]
-    # even at answer_threshold 0: the sister ship's launch is no answer for the Corriedale
-    assert run({**state, "question": "In what year was MV Corriedale launched?"}, sentences=1)["abstained"]
+    # the sister ship's launch is read, and the decision weighs that it stands on a look-alike's page
+    sister = run({**state, "question": "In what year was MV Corriedale launched?"}, sentences=1)
+    assert {c["features"]["look_alike"] for c in sister["trace"][0]["candidates"]} == {1.0}
+    assert {c["features"]["look_alike"] for c in own["trace"][0]["candidates"]} == {0.0}
+    assert sister["confidence"] < own["confidence"] / 2
