@@ -9,6 +9,7 @@ import models.structured
 from cragraph.evaluation.qa_metrics import normalize_answer
 from models.scripted import ScriptedChatModel
 from nodes.answer import answer
+from rag.answering.decision import load_decision
 from rag.config import operator_config
 from rag.context import Context
 from stores.chinese_script import traditional
@@ -283,3 +284,6 @@ def test_a_look_alikes_page_is_no_answer_about_the_entity_the_question_names():
     assert {c["features"]["look_alike"] for c in sister["trace"][0]["candidates"]} == {1.0}
     assert {c["features"]["look_alike"] for c in own["trace"][0]["candidates"]} == {0.0}
     assert sister["confidence"] < own["confidence"] / 2
+    # and the shipped decision weighs the flag itself: the same candidate unflagged is surer
+    flagged = sister["trace"][0]["candidates"][0]["features"]
+    assert load_decision().probability({**flagged, "look_alike": 0.0}) > load_decision().probability(flagged)
